@@ -1,0 +1,1 @@
+"""A tiny text toolkit: the example project a coding agent is asked to fix."""

@@ -1,0 +1,228 @@
+"""Turn one run's results into a verdict; shared by the in-process plugin and the launcher.
+
+Both entry points must reach the same verdict from the same evidence, so the sequence (DoD,
+hard gates, measured gates, decision) lives here once. Only the trust level and the evidence
+gathered around the run (pins, diff, cross-checks) differ between them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from . import __version__, gates, hooks, sensors
+from .contract import Contract, HardGate, MeasuredGate
+from .results import RunResults
+from .verdict import Finding, Reason, build_verdict, environment_info
+
+__all__ = ["Evidence", "evaluate", "run_command_gate", "utc_now"]
+
+OUTPUT_TAIL_BYTES = 4096
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class Evidence:
+    """Everything gathered around a run that the verdict needs besides the results."""
+
+    trust: str
+    nonce: str
+    workdir: Path
+    contract_relpath: str
+    started: str
+    started_monotonic: float
+    fail_to_pass: Sequence[str] | None = None
+    pass_to_pass: Sequence[str] | None = None
+    base_commit: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[Reason] = field(default_factory=list)
+    coverage_data: Path | None = None
+    changed_lines: Mapping[str, frozenset[int]] | None = None
+    empty_diff: bool | None = None
+    commit: str | None = None
+    dirty: bool | None = None
+    command_env: Mapping[str, str] | None = None
+
+
+def _tail(path: Path) -> str:
+    with path.open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        fh.seek(max(0, size - OUTPUT_TAIL_BYTES))
+        return fh.read().decode("utf-8", "replace")
+
+
+def run_command_gate(
+    gate: HardGate, workdir: Path, env: Mapping[str, str] | None
+) -> gates.GateResult:
+    """Run a ``command`` hard gate without a shell; output goes to a file, never a pipe."""
+    with tempfile.TemporaryDirectory(prefix="loopcontract-cmd-") as tmp:
+        out = Path(tmp) / "output"
+        with out.open("wb") as fh:
+            try:
+                proc = subprocess.Popen(
+                    list(gate.run), cwd=workdir, stdout=fh, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, env=None if env is None else dict(env),
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                return gates.evaluate_command(
+                    gate.id, gate.run, gate.expect_exit, None, "",
+                    f"cannot start {gate.run[0]!r}: {exc.strerror}",
+                )
+            try:
+                code: int | None = proc.wait(timeout=gate.timeout)
+                error = ""
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                code, error = None, f"timed out after {gate.timeout:g}s"
+        return gates.evaluate_command(gate.id, gate.run, gate.expect_exit, code, _tail(out), error)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _outcomes_with_collect_errors(results: RunResults) -> dict[str, str]:
+    outcomes = results.outcomes()
+    for error in results.collect_errors:
+        outcomes.setdefault(error.get("nodeid", ""), "error")
+    return outcomes
+
+
+def _blame_collection_errors(
+    dod: list[gates.DodResult], errored: Iterable[str]
+) -> list[gates.DodResult]:
+    """A selector that matched nothing because its file failed to import is an error, not
+    a missing test: the agent broke the import, it did not hide the test."""
+    prefixes = [e for e in errored if e]
+    fixed = []
+    for item in dod:
+        tests = tuple(
+            (n, "error" if o == "missing" and any(gates.selector_matches(p, n) or
+                                                  n.startswith(p) for p in prefixes) else o)
+            for n, o in item.tests
+        )
+        fixed.append(gates.DodResult(item.id, item.text, item.status, tests))
+    return fixed
+
+
+def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dict[str, Any]:
+    """Compute the verdict document for one run."""
+    outcomes = _outcomes_with_collect_errors(results)
+    dod = gates.evaluate_dod(contract.dod, outcomes, results.dod_marks)
+    dod = _blame_collection_errors(dod, (e.get("nodeid", "") for e in results.collect_errors))
+    acceptance_ids = [n for item in dod for n, _ in item.tests]
+
+    hard: list[gates.GateResult] = []
+    for gate in contract.hard_gates:
+        if gate.kind == "acceptance":
+            hard.append(gates.evaluate_acceptance(gate.id, dod))
+        elif gate.kind == "pass_to_pass":
+            hard.append(
+                gates.evaluate_pass_to_pass(gate.id, outcomes, evidence.pass_to_pass, acceptance_ids)
+            )
+        elif gate.kind == "tests":
+            hard.append(gates.evaluate_selected(gate.id, gate.tests, outcomes))
+        elif gate.kind == "command":
+            hard.append(run_command_gate(gate, evidence.workdir, evidence.command_env))
+    if contract.mode == "improve" and evidence.empty_diff:
+        hard.append(
+            gates.GateResult(
+                "empty-diff", "empty_diff", "fail",
+                "improve mode: the candidate changed nothing against the baseline",
+            )
+        )
+
+    context = sensors.SensorContext(
+        workdir=evidence.workdir,
+        tests=results.tests,
+        recorded=results.metrics,
+        coverage_data=evidence.coverage_data,
+        changed_lines=evidence.changed_lines,
+        env=evidence.command_env,
+    )
+    sources = hooks.metric_sources()
+    measured = [
+        gates.evaluate_measured(gate, _observe(sources, gate, context))
+        for gate in contract.measured_gates
+    ]
+
+    tests = [
+        {"nodeid": t.nodeid, "outcome": t.outcome, "duration": round(max(t.duration, 0.0), 6),
+         "when": t.when, **({"message": t.message} if t.message else {})}
+        for t in results.tests
+    ]
+    tests += [
+        {"nodeid": e.get("nodeid", ""), "outcome": "error", "duration": 0.0, "when": "collect",
+         "message": e.get("message", "")}
+        for e in results.collect_errors
+    ]
+    finished = utc_now()
+    document = build_verdict(
+        contract={
+            "path": evidence.contract_relpath,
+            "id": contract.id,
+            "sha256": contract.sha256,
+            "mode": contract.mode,
+        },
+        trust=evidence.trust,
+        nonce=evidence.nonce,
+        dod=dod,
+        hard=hard,
+        measured=measured,
+        findings=evidence.findings,
+        errors=evidence.errors,
+        tests=tests,
+        baseline={
+            "recorded": evidence.pass_to_pass is not None,
+            "commit": evidence.base_commit,
+            "fail_to_pass": list(evidence.fail_to_pass or ()),
+            "pass_to_pass": list(evidence.pass_to_pass or ()),
+        },
+        environment=environment_info(evidence.commit, evidence.dirty),
+        timing={
+            "started": evidence.started,
+            "finished": finished,
+            "duration_s": round(time.monotonic() - evidence.started_monotonic, 6),
+        },
+        tool_version=__version__,
+    )
+    hooks.plugin_manager().hook.loopcontract_verdict(verdict=document)
+    return document
+
+
+def _observe(
+    sources: Mapping[str, Callable[..., Any]],
+    gate: MeasuredGate,
+    context: sensors.SensorContext,
+) -> sensors.Observation:
+    prefix = gate.metric.split(".", 1)[0]
+    source = sources.get(prefix)
+    if source is None:
+        return sensors.Observation(
+            None, "error", f"unknown metric {gate.metric!r}: no source for {prefix!r}"
+        )
+    try:
+        observation: sensors.Observation = source(gate, context)
+    except Exception as exc:  # a metric source is plugin code: its crash is a finding, not ours
+        return sensors.Observation(
+            None, "error", f"metric source for {prefix!r} raised {type(exc).__name__}: {exc}"
+        )
+    return observation

@@ -1,0 +1,297 @@
+"""pytest hooks only: options, the ``dod`` marker, the ``loop_metric`` fixture, result collection.
+
+Two modes. ``--loop-contract`` computes the verdict here, in the process under test (trust
+``in-process``: quick and local, but candidate code runs beside it). The launcher instead passes
+``--loop-contract-raw`` and computes the verdict itself from what this plugin records.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .contract import Contract
+from .results import RecordedMetric, RunResults, TestRecord
+
+__all__ = ["ResultCollector"]
+
+METRIC_PREFIX = "loop_metric:"
+DOD_PROPERTY = "loop_dod"
+DEFAULT_VERDICT = ".loop-contract/verdict.json"
+_CONTRACT_DEFAULT = "loopcontract.yml"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("loopcontract", "loop contract (external verifier)")
+    group.addoption(
+        "--loop-contract", action="store", nargs="?", const=_CONTRACT_DEFAULT, default=None,
+        metavar="PATH", dest="loop_contract",
+        help=f"check the run against a loop contract (default path: {_CONTRACT_DEFAULT})",
+    )
+    group.addoption(
+        "--loop-contract-verdict", action="store", default=None, metavar="PATH",
+        dest="loop_contract_verdict",
+        help=f"where to write the verdict JSON (default: {DEFAULT_VERDICT})",
+    )
+    group.addoption(
+        "--loop-contract-raw", action="store", default=None, metavar="PATH",
+        dest="loop_contract_raw", help="(launcher) write raw results here instead of a verdict",
+    )
+    group.addoption(
+        "--loop-contract-nonce", action="store", default=None, dest="loop_contract_nonce",
+        help="(launcher) nonce to echo in the raw results",
+    )
+    parser.addini("loop_contract", "path of the loop contract; enables the plugin", default="")
+    parser.addini("loop_contract_verdict", "where to write the verdict JSON", default="")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "dod(item_id): ties this test to a Definition-of-Done item of the contract"
+    )
+    raw = config.getoption("loop_contract_raw")
+    contract = config.getoption("loop_contract") or config.getini("loop_contract")
+    if not raw and not contract:
+        return
+    if hasattr(config, "workerinput"):
+        # xdist worker: outcomes travel to the controller through the report stream.
+        config.pluginmanager.register(_WorkerMarks(), "loopcontract-worker")
+        return
+    loaded = None
+    if not raw:
+        from .contract import ContractError
+        from .inprocess import load_for_session
+
+        try:
+            loaded = load_for_session(config, str(contract))
+        except ContractError as exc:
+            pytest.exit(f"loop-contract: contract invalid: {exc}", returncode=26)
+    collector = ResultCollector(config, raw_path=raw, contract=loaded)
+    config.pluginmanager.register(collector, "loopcontract-collector")
+
+
+class _WorkerMarks:
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        _tag_dod_items(items)
+
+
+def _tag_dod_items(items: list[pytest.Item]) -> None:
+    """Copy ``dod`` marker ids into user_properties so they reach the controller's reports."""
+    for item in items:
+        for mark in item.iter_markers("dod"):
+            for item_id in mark.args:
+                item.user_properties.append((DOD_PROPERTY, str(item_id)))
+
+
+@pytest.fixture
+def loop_metric(request: pytest.FixtureRequest) -> Callable[[str, float], None]:
+    """Record a named measurement (for a measured gate ``metric.<name>``).
+
+    Stored on the test's user_properties, so it survives pytest-xdist and reaches the report.
+    """
+
+    def record(name: str, value: float) -> None:
+        number = float(value)
+        request.node.user_properties.append((METRIC_PREFIX + str(name), number))
+
+    return record
+
+
+def _outcome(report: pytest.TestReport) -> str:
+    was_xfail = hasattr(report, "wasxfail")
+    if report.when == "call":
+        if report.passed:
+            return "xpassed" if was_xfail else "passed"
+        if report.skipped:
+            return "xfailed" if was_xfail else "skipped"
+        return "failed"
+    if report.failed:
+        return "error"
+    if report.skipped:
+        return "xfailed" if was_xfail else "skipped"
+    return "passed"
+
+
+class ResultCollector:
+    """Collects per-test outcomes on the controller and writes the verdict or raw results."""
+
+    def __init__(self, config: pytest.Config, *, raw_path: str | None, contract: Contract | None):
+        self.config = config
+        self.raw_path = raw_path
+        self.contract = contract
+        self.nonce = config.getoption("loop_contract_nonce") or secrets.token_hex(16)
+        self.phases: dict[str, dict[str, pytest.TestReport]] = {}
+        self.metrics: list[RecordedMetric] = []
+        self.marks: dict[str, list[str]] = {}
+        self.collect_errors: list[dict[str, str]] = []
+        self.deselected: list[str] = []
+        self.started = time.monotonic()
+        self.started_at = ""
+        self.verdict: dict[str, Any] | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        from .evaluate import utc_now
+
+        self.started_at = utc_now()
+        if self.contract is not None:
+            self._write_provisional()
+
+    def _write_provisional(self) -> None:
+        """Leave an ``error`` verdict on disk until the real one replaces it, so a run that
+        dies half-way (os._exit, a kill) never leaves an older ``pass`` looking current."""
+        from .inprocess import incomplete_verdict
+        from .verdict import write_json_atomic
+
+        assert self.contract is not None
+        write_json_atomic(
+            self.verdict_path(),
+            incomplete_verdict(self.config, self.contract, self.nonce, self.started_at, self.started),
+        )
+
+    # -- collection -----------------------------------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        _tag_dod_items(items)
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected.extend(item.nodeid for item in items)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collect_errors.append(
+                {"nodeid": report.nodeid, "message": _short(report.longreprtext)}
+            )
+
+    # -- outcomes -------------------------------------------------------------------------
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        phases = self.phases.setdefault(report.nodeid, {})
+        phases[report.when] = report
+        if report.when == "teardown":
+            self._harvest_properties(report)
+
+    def _final_records(self) -> list[TestRecord]:
+        return [_combine(nodeid, phases) for nodeid, phases in self.phases.items()]
+
+    def _harvest_properties(self, report: pytest.TestReport) -> None:
+        for key, value in report.user_properties:
+            if key == DOD_PROPERTY:
+                ids = self.marks.setdefault(str(value), [])
+                if report.nodeid not in ids:
+                    ids.append(report.nodeid)
+            elif isinstance(key, str) and key.startswith(METRIC_PREFIX):
+                try:
+                    number = float(value)
+                except (TypeError, ValueError):
+                    continue
+                self.metrics.append(
+                    RecordedMetric(report.nodeid, key[len(METRIC_PREFIX):], number)
+                )
+
+    # -- the end ---------------------------------------------------------------------------
+    def results(self, session: pytest.Session, exitstatus: int) -> RunResults:
+        return RunResults(
+            nonce=self.nonce,
+            tests=self._final_records(),
+            metrics=list(self.metrics),
+            collect_errors=list(self.collect_errors),
+            deselected=list(self.deselected),
+            plugins=loaded_plugins(self.config),
+            dod_marks=self.marks,
+            pytest_exitstatus=int(exitstatus),
+            testsfailed=int(session.testsfailed),
+            testscollected=int(session.testscollected),
+            duration=time.monotonic() - self.started,
+        )
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from .verdict import write_json_atomic
+
+        results = self.results(session, exitstatus)
+        if self.raw_path:
+            write_json_atomic(self.raw_path, results.to_json())
+            return
+        from .inprocess import verdict_in_process
+
+        assert self.contract is not None
+        self.verdict = verdict_in_process(
+            self.config, self.contract, results, self.started_at, self.started
+        )
+        write_json_atomic(self.verdict_path(), self.verdict)
+        session.exitstatus = int(self.verdict["exit_code"])
+
+    def verdict_path(self) -> Path:
+        configured = self.config.getoption("loop_contract_verdict") or self.config.getini(
+            "loop_contract_verdict"
+        )
+        path = Path(configured or DEFAULT_VERDICT)
+        if not path.is_absolute():
+            path = Path(self.config.rootpath) / path
+        return path
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.verdict is None:
+            return
+        from .verdict import render_checklist
+
+        terminalreporter.section("loop contract")
+        for line in render_checklist(self.verdict):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(f"  verdict written to {self.verdict_path()}")
+
+
+def _combine(nodeid: str, phases: dict[str, pytest.TestReport]) -> TestRecord:
+    """One outcome per test from its setup, call and teardown reports.
+
+    A setup failure is an error; a teardown failure turns a pass into an error; otherwise the
+    call phase decides. A test with no call report (skipped in setup) keeps the setup outcome.
+    """
+    duration = sum(r.duration for r in phases.values())
+    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
+    deciding = call
+    if setup is not None and not setup.passed:
+        deciding = setup
+    elif call is None:
+        deciding = teardown or setup
+    assert deciding is not None
+    outcome = _outcome(deciding)
+    if teardown is not None and teardown.failed and outcome in ("passed", "xpassed"):
+        deciding, outcome = teardown, "error"
+    message = "" if outcome == "passed" else _short(deciding.longreprtext)
+    return TestRecord(nodeid, outcome, duration, deciding.when or "call", message)
+
+
+def _short(text: str, limit: int = 2000) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    return "..." + text[-limit:]
+
+
+def loaded_plugins(config: pytest.Config) -> list[str]:
+    """Names of third-party plugins in this run: entry points and non-builtin modules.
+
+    The launcher compares this with the allow-list recorded at baseline; conftest files and
+    pytest's own modules are not plugins in that sense.
+    """
+    names: set[str] = set()
+    pm = config.pluginmanager
+    for plugin, dist in pm.list_plugin_distinfo():
+        name = pm.get_name(plugin)
+        if name and dist.project_name != "pytest-loopcontract":
+            names.add(name)
+    for name, plugin in pm.list_name_plugin():
+        module = getattr(plugin, "__name__", None)
+        file = str(getattr(plugin, "__file__", None) or "")
+        if not isinstance(module, str) or name != module or file.endswith("conftest.py"):
+            continue
+        if module.startswith(("_pytest.", "pytest_loopcontract")) or module == "pytest":
+            continue
+        names.add(name)
+    return sorted(names)

@@ -1,0 +1,117 @@
+"""What one pytest run produced, in a shape that survives a trip through JSON.
+
+The plugin writes this (the "raw results") inside the process under test; the isolated launcher
+reads it back and cross-checks it. Keeping it a plain data model lets both sides share one
+definition without either trusting the other's code paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["RecordedMetric", "RunResults", "TestRecord"]
+
+# Outcomes, from best to worst as far as an acceptance test is concerned.
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected", "missing")
+
+
+@dataclass(frozen=True)
+class TestRecord:
+    """One test's final outcome; ``when`` names the phase that decided it."""
+
+    __test__ = False  # not a pytest test class
+
+    nodeid: str
+    outcome: str
+    duration: float = 0.0
+    when: str = "call"
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class RecordedMetric:
+    """A value a test recorded through the ``loop_metric`` fixture."""
+
+    nodeid: str
+    name: str
+    value: float
+
+
+@dataclass
+class RunResults:
+    nonce: str = ""
+    tests: list[TestRecord] = field(default_factory=list)
+    metrics: list[RecordedMetric] = field(default_factory=list)
+    collect_errors: list[dict[str, str]] = field(default_factory=list)
+    deselected: list[str] = field(default_factory=list)
+    plugins: list[str] = field(default_factory=list)
+    dod_marks: dict[str, list[str]] = field(default_factory=dict)
+    pytest_exitstatus: int | None = None
+    testsfailed: int = 0
+    testscollected: int = 0
+    duration: float = 0.0
+
+    def outcomes(self) -> dict[str, str]:
+        return {t.nodeid: t.outcome for t in self.tests}
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunResults:
+        """Rebuild from untrusted JSON; raise ``ValueError`` on anything malformed."""
+        if not isinstance(data, Mapping):
+            raise ValueError("raw results are not an object")
+        try:
+            tests = [TestRecord(**_fields(t, TestRecord)) for t in _seq(data.get("tests"))]
+            metrics = [
+                RecordedMetric(str(m["nodeid"]), str(m["name"]), float(m["value"]))
+                for m in _seq(data.get("metrics"))
+            ]
+            return cls(
+                nonce=str(data.get("nonce", "")),
+                tests=tests,
+                metrics=metrics,
+                collect_errors=[
+                    {str(k): str(v) for k, v in dict(e).items()}
+                    for e in _seq(data.get("collect_errors"))
+                ],
+                deselected=[str(d) for d in _seq(data.get("deselected"))],
+                plugins=[str(p) for p in _seq(data.get("plugins"))],
+                dod_marks={
+                    str(k): [str(n) for n in _seq(v)]
+                    for k, v in dict(data.get("dod_marks") or {}).items()
+                },
+                pytest_exitstatus=(
+                    None
+                    if data.get("pytest_exitstatus") is None
+                    else int(data["pytest_exitstatus"])
+                ),
+                testsfailed=int(data.get("testsfailed", 0)),
+                testscollected=int(data.get("testscollected", 0)),
+                duration=float(data.get("duration", 0.0)),
+            )
+        except (TypeError, KeyError, AttributeError) as exc:
+            raise ValueError(f"malformed raw results: {exc}") from exc
+
+
+def _seq(value: Any) -> Sequence[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError("expected a list in raw results")
+    return value
+
+
+def _fields(item: Any, kind: type[TestRecord]) -> dict[str, Any]:
+    if not isinstance(item, Mapping):
+        raise ValueError("test record is not an object")
+    allowed = kind.__dataclass_fields__.keys()
+    out = {k: item[k] for k in allowed if k in item}
+    out["nodeid"] = str(out["nodeid"])
+    out["outcome"] = str(out["outcome"])
+    if "duration" in out:
+        out["duration"] = float(out["duration"])
+    return out

@@ -1,0 +1,199 @@
+"""``loop-contract verify``: the isolated launcher, the verdict CI and contests trust.
+
+The candidate's tree is rebuilt in a scratch folder from git objects; every pinned path gets
+its baseline bytes back and new files under protected patterns are removed; pytest runs in a
+subprocess with plugin autoload off and only allow-listed plugins; the launcher checks the
+nonce, the exit code and the expected node ids against what the plugin wrote, then computes the
+verdict itself.
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .baseline import BaselineRecord, load_baseline
+from .contract import Contract, parse_contract
+from .evaluate import Evidence, evaluate, utc_now
+from .results import RunResults
+from .runner import clean_env, run_pytest
+from .sensors import added_lines_from_diff
+from .tamper import boundary_findings, crosscheck_findings, harness_findings, pin_findings
+from .verdict import Finding, Reason, write_json_atomic
+from .workspace import (
+    STATE_DIR,
+    WorkspaceError,
+    changed_paths,
+    diff_text,
+    export_tree,
+    is_dirty,
+    list_tree,
+    make_scratch,
+    matches_any,
+    purge_bytecode,
+    read_blobs,
+    remove_tree,
+    resolve_commit,
+    sha256_bytes,
+    snapshot_worktree,
+    tree_of,
+)
+
+__all__ = ["VerifyOutcome", "verify"]
+
+DEFAULT_VERDICT = f"{STATE_DIR}/verdict.json"
+
+
+@dataclass(frozen=True)
+class VerifyOutcome:
+    verdict: dict[str, Any]
+    verdict_path: Path
+    launcher_seconds: float
+    pytest_seconds: float
+
+
+def _pinned_contract(root: Path, baseline: BaselineRecord) -> Contract:
+    """The contract as adopted at baseline; the candidate's copy is only evidence."""
+    pin = baseline.pins.get(baseline.contract_path)
+    if pin is None:
+        raise WorkspaceError("the baseline has no pin for the contract: run 'loop-contract baseline'")
+    data = read_blobs(root, [pin.blob])[pin.blob]
+    if sha256_bytes(data) != pin.sha256:
+        raise WorkspaceError("the pinned contract's bytes do not match their SHA-256")
+    return parse_contract(data, Path(baseline.contract_path))
+
+
+def _restore_pins(root: Path, scratch: Path, baseline: BaselineRecord, candidate: set[str],
+                  globs: list[str]) -> None:
+    blobs = read_blobs(root, (pin.blob for pin in baseline.pins.values()))
+    for path, pin in baseline.pins.items():
+        data = blobs[pin.blob]
+        if sha256_bytes(data) != pin.sha256:
+            raise WorkspaceError(f"pinned object for {path} does not match its SHA-256")
+        target = scratch / path
+        if target.is_symlink() or target.is_dir():
+            remove_tree(target) if target.is_dir() else target.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        if pin.mode == "100755":
+            target.chmod(0o755)
+    for path in candidate:
+        if path not in baseline.pins and matches_any(path, globs):
+            (scratch / path).unlink(missing_ok=True)
+
+
+def _needs_coverage(contract: Contract) -> bool:
+    return any(
+        g.metric.startswith("coverage.") and not g.source.get("file")
+        for g in contract.measured_gates
+    )
+
+
+def _run_errors(exit_code: int | None, timed_out: bool, results: RunResults | None,
+                results_error: str, tail: str, timeout: float) -> list[Reason]:
+    if timed_out:
+        return [Reason("timeout", f"the test run exceeded its {timeout:g}s timeout and was killed")]
+    last = tail.strip().splitlines()[-3:]
+    context = (" | " + " / ".join(line.strip() for line in last)) if last else ""
+    if exit_code == 3:
+        return [Reason("pytest_internal_error", f"pytest reported an INTERNALERROR{context}")]
+    if exit_code == 2:
+        return [Reason("pytest_interrupted", f"the test run was interrupted{context}")]
+    if exit_code == 4:
+        return [Reason("pytest_usage_error", f"pytest rejected its command line{context}")]
+    if exit_code is not None and exit_code < 0:
+        return [Reason("pytest_killed", f"pytest was killed by signal {-exit_code}{context}")]
+    if results is None:
+        return [Reason("no_results", f"{results_error} (exit {exit_code}){context}")]
+    if exit_code == 5 or not results.tests:
+        return [Reason("no_tests", "no tests ran")]
+    if exit_code not in (0, 1):
+        return [Reason("pytest_exit_code", f"pytest exited {exit_code}{context}")]
+    return []
+
+
+def verify(
+    root: Path,
+    *,
+    candidate_ref: str | None = None,
+    verdict_path: Path | None = None,
+    keep_scratch: bool = False,
+) -> VerifyOutcome:
+    """Verify the working tree (or ``candidate_ref``) of ``root`` against its baseline."""
+    started, t0 = utc_now(), time.monotonic()
+    baseline = load_baseline(root)
+    contract = _pinned_contract(root, baseline)
+    globs = list(baseline.protected_globs)
+    allow = list(contract.protect.allow)
+
+    if candidate_ref is None:
+        tree = snapshot_worktree(root)
+        commit, dirty = resolve_commit(root, "HEAD"), is_dirty(root)
+    else:
+        commit, dirty = resolve_commit(root, candidate_ref), False
+        tree = tree_of(root, commit)
+    files = list_tree(root, tree)
+    changed = changed_paths(root, baseline.tree, tree)
+    patch = diff_text(root, baseline.tree, tree)
+
+    findings: list[Finding] = []
+    findings += pin_findings(baseline.pins, files, globs, allow, baseline.contract_path)
+    findings += boundary_findings(changed, contract.boundaries.allow, contract.boundaries.deny)
+    findings += harness_findings(patch, allow, test_globs=[*globs, "test_*.py", "*_test.py"])
+
+    nonce = secrets.token_hex(16)
+    scratch = make_scratch()
+    private = Path(tempfile.mkdtemp(prefix="loopcontract-private-"))
+    try:
+        export_tree(root, tree, scratch)
+        purge_bytecode(scratch)
+        _restore_pins(root, scratch, baseline, set(files), globs)
+        coverage_data = private / "coverage.data" if _needs_coverage(contract) else None
+        launcher_before = time.monotonic() - t0
+        run = run_pytest(
+            scratch, nonce=nonce, autoload=False, plugins=baseline.plugins,
+            extra_args=contract.pytest.args, timeout=contract.pytest.timeout,
+            coverage_data=coverage_data,
+        )
+        t_after = time.monotonic()
+        errors = _run_errors(run.exit_code, run.timed_out, run.results, run.results_error,
+                             run.output_tail, contract.pytest.timeout)
+        results = run.results or RunResults(nonce=nonce)
+        if run.results is not None and run.exit_code is not None:
+            expected = [*baseline.fail_to_pass, *baseline.pass_to_pass]
+            findings += crosscheck_findings(
+                run.results, nonce=nonce, exit_code=run.exit_code, expected=expected,
+                allowed_plugins=baseline.plugins,
+            )
+        evidence = Evidence(
+            trust="isolated",
+            nonce=nonce,
+            workdir=scratch,
+            contract_relpath=baseline.contract_path,
+            started=started,
+            started_monotonic=t0,
+            fail_to_pass=baseline.fail_to_pass,
+            pass_to_pass=baseline.pass_to_pass,
+            base_commit=baseline.commit,
+            findings=findings,
+            errors=errors,
+            coverage_data=coverage_data if coverage_data and coverage_data.exists() else None,
+            changed_lines=added_lines_from_diff(patch),
+            empty_diff=not changed,
+            commit=commit,
+            dirty=dirty,
+            command_env=clean_env(autoload=True),
+        )
+        document = evaluate(contract, results, evidence)
+        launcher_seconds = launcher_before + (time.monotonic() - t_after)
+    finally:
+        if not keep_scratch:
+            remove_tree(scratch)
+        remove_tree(private)
+    target = verdict_path or root / DEFAULT_VERDICT
+    write_json_atomic(target, document)
+    return VerifyOutcome(document, target, launcher_seconds, run.duration)

@@ -1,0 +1,263 @@
+"""Git plumbing: snapshots of a working tree, pins of protected paths, scratch copies, diffs.
+
+Everything goes through git's content-addressed objects: a candidate is a tree id, a pin is a
+blob id plus SHA-256 of its bytes. That makes "what changed" exact and cheap, and it means a
+scratch copy is rebuilt from objects rather than from whatever sits on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = [
+    "DEFAULT_PROTECT",
+    "STATE_DIR",
+    "Pin",
+    "TreeEntry",
+    "WorkspaceError",
+    "changed_paths",
+    "diff_text",
+    "export_tree",
+    "find_repo",
+    "is_dirty",
+    "list_tree",
+    "match_glob",
+    "matches_any",
+    "read_blobs",
+    "resolve_commit",
+    "snapshot_worktree",
+]
+
+STATE_DIR = ".loop-contract"
+
+# Paths that steer how tests are collected, configured or reported. A candidate that edits one
+# of these is changing the referee, not the code.
+DEFAULT_PROTECT: tuple[str, ...] = (
+    "conftest.py",
+    "pytest.ini",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+    ".coveragerc",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "*.pth",
+    ".github/**",
+    ".gitlab-ci.yml",
+    "noxfile.py",
+)
+
+
+class WorkspaceError(Exception):
+    """A repository problem with a message that says what to do about it."""
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    blob: str
+
+
+@dataclass(frozen=True)
+class Pin:
+    sha256: str
+    blob: str
+    mode: str
+
+
+def git(
+    root: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    input_bytes: bytes | None = None,
+) -> bytes:
+    full_env = dict(os.environ)
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        full_env.pop(key, None)
+    full_env.update(env or {})
+    try:
+        proc = subprocess.run(
+            ["git", *args], cwd=root, env=full_env, input=input_bytes,
+            capture_output=True, check=False,
+        )
+    except FileNotFoundError:
+        raise WorkspaceError("git is not installed or not on PATH") from None
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip()
+        raise WorkspaceError(f"git {' '.join(args[:2])} failed: {message}")
+    return proc.stdout
+
+
+def find_repo(start: Path) -> Path:
+    try:
+        out = git(start, "rev-parse", "--show-toplevel")
+    except WorkspaceError:
+        raise WorkspaceError(
+            f"{start} is not inside a git repository: run 'git init' and commit the project "
+            "(the verifier compares candidates against a committed baseline)"
+        ) from None
+    return Path(out.decode().strip())
+
+
+def resolve_commit(root: Path, ref: str) -> str:
+    try:
+        return git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").decode().strip()
+    except WorkspaceError:
+        raise WorkspaceError(
+            f"cannot resolve {ref!r} to a commit: make a first commit ('git commit') "
+            "or pass an existing ref"
+        ) from None
+
+
+def tree_of(root: Path, commit: str) -> str:
+    return git(root, "rev-parse", f"{commit}^{{tree}}").decode().strip()
+
+
+def snapshot_worktree(root: Path, exclude: Sequence[str] = (STATE_DIR,)) -> str:
+    """Tree id of the working tree as it is now: tracked and untracked, ignored files left out.
+
+    Uses a throwaway index so the user's staging area is never touched.
+    """
+    with tempfile.TemporaryDirectory(prefix="loopcontract-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git(root, "add", "-A", "--", ".", env=env)
+        if exclude:
+            git(root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *exclude, env=env)
+        return git(root, "write-tree", env=env).decode().strip()
+
+
+def list_tree(root: Path, tree: str) -> dict[str, TreeEntry]:
+    out = git(root, "ls-tree", "-r", "-z", "--full-tree", tree)
+    entries: dict[str, TreeEntry] = {}
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, _kind, blob = meta.decode().split(" ")
+        entries[path.decode("utf-8", "surrogateescape")] = TreeEntry(mode, blob)
+    return entries
+
+
+def export_tree(root: Path, tree: str, dest: Path) -> None:
+    """Write a tree's files into ``dest`` (which must exist) from git objects."""
+    with tempfile.TemporaryDirectory(prefix="loopcontract-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git(root, "read-tree", tree, env=env)
+        git(root, f"--work-tree={dest}", "checkout-index", "-a", "-f", env=env)
+
+
+def read_blobs(root: Path, blobs: Iterable[str]) -> dict[str, bytes]:
+    """Contents of many blobs in one ``git cat-file --batch`` call."""
+    wanted = list(dict.fromkeys(blobs))
+    if not wanted:
+        return {}
+    out = git(root, "cat-file", "--batch", input_bytes=("\n".join(wanted) + "\n").encode())
+    contents: dict[str, bytes] = {}
+    pos = 0
+    for blob in wanted:
+        header_end = out.index(b"\n", pos)
+        header = out[pos:header_end].decode().split()
+        if len(header) < 3 or header[1] == "missing":
+            raise WorkspaceError(f"git object {blob} is missing from the repository")
+        size = int(header[2])
+        start = header_end + 1
+        contents[blob] = out[start:start + size]
+        pos = start + size + 1
+    return contents
+
+
+def changed_paths(root: Path, base_tree: str, tree: str) -> list[tuple[str, str]]:
+    """(status letter, path) for every file that differs; renames are split into D + A."""
+    out = git(root, "diff-tree", "-r", "-z", "--no-renames", "--name-status", base_tree, tree)
+    parts = [p for p in out.split(b"\0") if p]
+    return [
+        (parts[i].decode(), parts[i + 1].decode("utf-8", "surrogateescape"))
+        for i in range(0, len(parts) - 1, 2)
+    ]
+
+
+def diff_text(root: Path, base_tree: str, tree: str, context: int = 0) -> str:
+    out = git(
+        root, "diff-tree", "-r", "-p", f"-U{context}", "--no-renames", "--no-color",
+        "--no-ext-diff", "--no-textconv", base_tree, tree,
+    )
+    return out.decode("utf-8", "replace")
+
+
+def is_dirty(root: Path, exclude: Sequence[str] = (STATE_DIR,)) -> bool:
+    pathspec = ["--", ".", *(f":(exclude){p}" for p in exclude)]
+    out = git(root, "status", "--porcelain", "--untracked-files=normal", *pathspec)
+    return bool(out.strip())
+
+
+@lru_cache(maxsize=512)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    anchored = "/" in pattern.rstrip("/")
+    pattern = pattern.lstrip("/")
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    body = "".join(out)
+    prefix = "" if anchored else "(?:.*/)?"
+    return re.compile(f"{prefix}{body}(?:/.*)?")
+
+
+def match_glob(path: str, pattern: str) -> bool:
+    """gitignore-flavoured matching: no slash matches at any depth, ``**`` spans folders,
+    and a pattern naming a folder covers everything under it."""
+    return _glob_regex(pattern).fullmatch(path) is not None
+
+
+def matches_any(path: str, patterns: Iterable[str]) -> bool:
+    return any(match_glob(path, p) for p in patterns)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def make_scratch(prefix: str = "loopcontract-scratch-") -> Path:
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+def remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def purge_bytecode(root: Path) -> None:
+    """Drop ``__pycache__`` and stray ``.pyc`` files: a planted bytecode file would run in
+    place of a restored source file."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        if "__pycache__" in dirnames:
+            shutil.rmtree(Path(dirpath) / "__pycache__", ignore_errors=True)
+            dirnames.remove("__pycache__")
+        for name in filenames:
+            if name.endswith((".pyc", ".pyo")):
+                (Path(dirpath) / name).unlink(missing_ok=True)
