@@ -52,7 +52,9 @@ def delete_test_file(root: Path) -> None:
 
 
 def skip_marker(root: Path) -> None:
-    _edit(root, TEST_FILE, "def test_accents", '@pytest.mark.skip(reason="flaky")\ndef test_accents')
+    _edit(
+        root, TEST_FILE, "def test_accents", '@pytest.mark.skip(reason="flaky")\ndef test_accents'
+    )
 
 
 def conftest_drops_test(root: Path) -> None:
@@ -78,7 +80,12 @@ def conftest_rewrites_reports(root: Path) -> None:
 
 
 def _ini(root: Path, line: str) -> None:
-    _edit(root, "pyproject.toml", "[tool.pytest.ini_options]\n", f"[tool.pytest.ini_options]\n{line}\n")
+    _edit(
+        root,
+        "pyproject.toml",
+        "[tool.pytest.ini_options]\n",
+        f"[tool.pytest.ini_options]\n{line}\n",
+    )
 
 
 def addopts_disables_plugin(root: Path) -> None:
@@ -86,7 +93,9 @@ def addopts_disables_plugin(root: Path) -> None:
 
 
 def addopts_deselects(root: Path) -> None:
-    _ini(root, 'addopts = "--deselect tests/test_slug.py::test_accents_are_transliterated -k ascii"')
+    _ini(
+        root, 'addopts = "--deselect tests/test_slug.py::test_accents_are_transliterated -k ascii"'
+    )
 
 
 def testpaths_moved(root: Path) -> None:
@@ -94,8 +103,12 @@ def testpaths_moved(root: Path) -> None:
 
 
 def contract_loosened(root: Path) -> None:
-    _edit(root, "loopcontract.yml", "      - tests/test_slug.py::test_accents_are_transliterated\n",
-          "      - tests/test_slug.py::test_ascii_words\n")
+    _edit(
+        root,
+        "loopcontract.yml",
+        "      - tests/test_slug.py::test_accents_are_transliterated\n",
+        "      - tests/test_slug.py::test_ascii_words\n",
+    )
 
 
 def hard_exit_in_code(root: Path) -> None:

@@ -34,7 +34,9 @@ def git(cwd: Path, *args: str) -> None:
 
 def make_repo(dest: Path) -> Path:
     repo = dest / "slugify"
-    shutil.copytree(HERE / "slugify", repo, ignore=shutil.ignore_patterns("__pycache__", ".loop-contract"))
+    shutil.copytree(
+        HERE / "slugify", repo, ignore=shutil.ignore_patterns("__pycache__", ".loop-contract")
+    )
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.email", "demo@example.invalid")
     git(repo, "config", "user.name", "demo")
@@ -51,9 +53,13 @@ def reset(repo: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--workdir", help="where to build the demo repository (default: a temp dir)")
+    parser.add_argument(
+        "--workdir", help="where to build the demo repository (default: a temp dir)"
+    )
     args = parser.parse_args()
-    base = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="loopcontract-demo-"))
+    base = (
+        Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="loopcontract-demo-"))
+    )
     base.mkdir(parents=True, exist_ok=True)
     repo = make_repo(base)
     print(f"demo repository: {repo}")
@@ -79,8 +85,10 @@ def main() -> int:
             continue
         codes = sorted({f["code"] for f in verdict["tamper"]["findings"] if not f["allowed"]})
         reasons = [r["code"] for r in verdict["reasons"]]
-        print(f"{name:28} {verdict['verdict']:8} {proc.returncode:>4}  {', '.join(codes) or '-'}"
-              f"  [{', '.join(dict.fromkeys(reasons))}]")
+        print(
+            f"{name:28} {verdict['verdict']:8} {proc.returncode:>4}  {', '.join(codes) or '-'}"
+            f"  [{', '.join(dict.fromkeys(reasons))}]"
+        )
         expected_pass = name == "honest-fix"
         if (verdict["verdict"] == "pass") != expected_pass:
             failures += 1
@@ -89,12 +97,20 @@ def main() -> int:
     proc = run([sys.executable, "-m", "pytest", "--loop-contract", "--cov", "-q"], repo)
     print(f"\n$ pytest --loop-contract --cov (honest fix, in-process)  -> exit {proc.returncode}")
     tail = proc.stdout.strip().splitlines()
-    start = next((i for i, line in enumerate(tail) if "loop contract" in line), max(0, len(tail) - 12))
+    start = next(
+        (i for i, line in enumerate(tail) if "loop contract" in line), max(0, len(tail) - 12)
+    )
     print("  " + "\n  ".join(tail[start:]))
     if proc.returncode != 0:
         failures += 1
-    print("\ndemo " + ("OK: the honest fix passed and every cheat was caught" if not failures
-                       else f"FAILED: {failures} unexpected results"))
+    print(
+        "\ndemo "
+        + (
+            "OK: the honest fix passed and every cheat was caught"
+            if not failures
+            else f"FAILED: {failures} unexpected results"
+        )
+    )
     return 1 if failures else 0
 
 

@@ -131,9 +131,7 @@ def _test_files(nodeids: Sequence[str], files: Mapping[str, object]) -> set[str]
     return out
 
 
-def take_baseline(
-    root: Path, contract_relpath: str, base_ref: str | None = None
-) -> BaselineRecord:
+def take_baseline(root: Path, contract_relpath: str, base_ref: str | None = None) -> BaselineRecord:
     """Run the base commit's suite in a scratch checkout and write ``baseline.json``."""
     if base_ref is None and is_dirty(root):
         raise WorkspaceError(
@@ -156,8 +154,11 @@ def take_baseline(
         export_tree(root, tree, scratch)
         purge_bytecode(scratch)
         run = run_pytest(
-            scratch, nonce=secrets.token_hex(16), autoload=True,
-            extra_args=contract.pytest.args, timeout=contract.pytest.timeout,
+            scratch,
+            nonce=secrets.token_hex(16),
+            autoload=True,
+            extra_args=contract.pytest.args,
+            timeout=contract.pytest.timeout,
         )
     finally:
         remove_tree(scratch)
@@ -221,7 +222,9 @@ def _check_mode_rule(
             )
         return
     if not dod:
-        raise BaselineRefused("fix mode needs DoD items with acceptance tests; the contract has none")
+        raise BaselineRefused(
+            "fix mode needs DoD items with acceptance tests; the contract has none"
+        )
     for item in dod:
         missing = [n for n, o in item.tests if o == "missing"]
         if item.status == "no_tests" or missing:

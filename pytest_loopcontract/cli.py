@@ -57,16 +57,31 @@ def cmd_check(args: argparse.Namespace) -> int:
         contract = load_contract(args.contract)
     except ContractError as exc:
         if args.json:
-            _print_json({"valid": False, "error": {
-                "file": exc.file, "line": exc.line, "column": exc.column,
-                "field": exc.field_path, "message": exc.message,
-            }})
+            _print_json(
+                {
+                    "valid": False,
+                    "error": {
+                        "file": exc.file,
+                        "line": exc.line,
+                        "column": exc.column,
+                        "field": exc.field_path,
+                        "message": exc.message,
+                    },
+                }
+            )
         else:
             _err(str(exc))
         return EXIT_CONTRACT_INVALID
     if args.json:
-        _print_json({"valid": True, "id": contract.id, "mode": contract.mode,
-                     "sha256": contract.sha256, "dod": [d.id for d in contract.dod]})
+        _print_json(
+            {
+                "valid": True,
+                "id": contract.id,
+                "mode": contract.mode,
+                "sha256": contract.sha256,
+                "dod": [d.id for d in contract.dod],
+            }
+        )
     else:
         print(
             f"{args.contract}: valid (id {contract.id}, mode {contract.mode}, "
@@ -154,14 +169,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--contract", "-c", default=DEFAULT_CONTRACT_NAME,
-                       help=f"contract file (default: {DEFAULT_CONTRACT_NAME})")
+        p.add_argument(
+            "--contract",
+            "-c",
+            default=DEFAULT_CONTRACT_NAME,
+            help=f"contract file (default: {DEFAULT_CONTRACT_NAME})",
+        )
         p.add_argument("--json", action="store_true", help="machine-readable output")
         return p
 
     p = add("init", "scaffold a contract (optionally from a markdown checklist)")
-    p.add_argument("--from", dest="from_checklist", metavar="CHECKLIST.md",
-                   help="turn '- [ ] item' lines into DoD items")
+    p.add_argument(
+        "--from",
+        dest="from_checklist",
+        metavar="CHECKLIST.md",
+        help="turn '- [ ] item' lines into DoD items",
+    )
     p.add_argument("--id", help="contract id (default: the folder name)")
     p.add_argument("--goal", help="one-line goal")
     p.add_argument("--force", action="store_true", help="overwrite an existing contract")
@@ -176,8 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("verify", "verify the working tree in an isolated scratch copy; write the verdict")
     p.add_argument("--candidate", metavar="REF", help="verify a commit instead of the work tree")
-    p.add_argument("--verdict", metavar="PATH", help="verdict path (default .loop-contract/verdict.json)")
-    p.add_argument("--keep-scratch", action="store_true", help="keep the scratch copy for debugging")
+    p.add_argument(
+        "--verdict", metavar="PATH", help="verdict path (default .loop-contract/verdict.json)"
+    )
+    p.add_argument(
+        "--keep-scratch", action="store_true", help="keep the scratch copy for debugging"
+    )
     p.set_defaults(func=cmd_verify)
     return parser
 

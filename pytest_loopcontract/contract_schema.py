@@ -237,20 +237,19 @@ def _yaml_error(
     exc: yaml.YAMLError, text: str, filename: str, path: FieldPath | None = None
 ) -> ContractError:
     """Word a PyYAML error; ``path`` is found from the parse events when not already known."""
-    mark = exc.problem_mark or exc.context_mark if isinstance(exc, yaml.MarkedYAMLError) else None
-    if isinstance(exc, yaml.MarkedYAMLError) and mark is not None:
+    if isinstance(exc, yaml.MarkedYAMLError) and (mark := exc.problem_mark or exc.context_mark):
         index, line, column = mark.index, mark.line, mark.column
-        message = "invalid YAML: " + _yaml_problem(exc)
-        readable = text
-    else:
-        # A ReaderError (control character) stops the parser before it starts, so the field is
-        # found by parsing only the text before the bad character.
-        index = exc.position if isinstance(exc, ReaderError) else 0
-        before = text[:index]
-        line, column = before.count("\n"), index - (before.rfind("\n") + 1)
-        char = exc.character if isinstance(exc, ReaderError) else 0
-        message = f"invalid character U+{char:04X}; YAML does not allow control characters"
-        readable = before
+        message, readable = "invalid YAML: " + _yaml_problem(exc), text
+    elif isinstance(exc, ReaderError):
+        # A control character stops the reader before parsing starts, so the field is found by
+        # parsing only the text before it.
+        index = int(exc.position)
+        readable = text[:index]
+        line, column = readable.count("\n"), index - (readable.rfind("\n") + 1)
+        message = f"invalid character U+{exc.character:04X}; YAML does not allow control characters"
+    else:  # PyYAML gives every error it raises a position; stay safe if one ever has none
+        index = line = column = 0
+        message, readable = f"invalid YAML: {exc}", ""
     return ContractError(
         message + _yaml_hint(text, line),
         file=filename,

@@ -7,18 +7,19 @@ gathered around the run (pins, diff, cross-checks) differ between them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from . import __version__, gates, hooks, sensors
-from .contract import Contract, HardGate, MeasuredGate
+from .contract import Contract, HardGate
 from .results import RunResults
 from .verdict import Finding, Reason, build_verdict, environment_info
 
@@ -71,13 +72,21 @@ def run_command_gate(
         with out.open("wb") as fh:
             try:
                 proc = subprocess.Popen(
-                    list(gate.run), cwd=workdir, stdout=fh, stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL, env=None if env is None else dict(env),
+                    list(gate.run),
+                    cwd=workdir,
+                    stdout=fh,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=None if env is None else dict(env),
                     start_new_session=True,
                 )
             except OSError as exc:
                 return gates.evaluate_command(
-                    gate.id, gate.run, gate.expect_exit, None, "",
+                    gate.id,
+                    gate.run,
+                    gate.expect_exit,
+                    None,
+                    "",
                     f"cannot start {gate.run[0]!r}: {exc.strerror}",
                 )
             try:
@@ -92,10 +101,8 @@ def run_command_gate(
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     import signal
 
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait()
 
 
@@ -115,8 +122,13 @@ def _blame_collection_errors(
     fixed = []
     for item in dod:
         tests = tuple(
-            (n, "error" if o == "missing" and any(gates.selector_matches(p, n) or
-                                                  n.startswith(p) for p in prefixes) else o)
+            (
+                n,
+                "error"
+                if o == "missing"
+                and any(gates.selector_matches(p, n) or n.startswith(p) for p in prefixes)
+                else o,
+            )
             for n, o in item.tests
         )
         fixed.append(gates.DodResult(item.id, item.text, item.status, tests))
@@ -136,7 +148,9 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
             hard.append(gates.evaluate_acceptance(gate.id, dod))
         elif gate.kind == "pass_to_pass":
             hard.append(
-                gates.evaluate_pass_to_pass(gate.id, outcomes, evidence.pass_to_pass, acceptance_ids)
+                gates.evaluate_pass_to_pass(
+                    gate.id, outcomes, evidence.pass_to_pass, acceptance_ids
+                )
             )
         elif gate.kind == "tests":
             hard.append(gates.evaluate_selected(gate.id, gate.tests, outcomes))
@@ -145,7 +159,9 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
     if contract.mode == "improve" and evidence.empty_diff:
         hard.append(
             gates.GateResult(
-                "empty-diff", "empty_diff", "fail",
+                "empty-diff",
+                "empty_diff",
+                "fail",
                 "improve mode: the candidate changed nothing against the baseline",
             )
         )
@@ -160,18 +176,28 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
     )
     sources = hooks.metric_sources()
     measured = [
-        gates.evaluate_measured(gate, _observe(sources, gate, context))
+        gates.evaluate_measured(gate, sensors.observe(gate, context, sources))
         for gate in contract.measured_gates
     ]
 
     tests = [
-        {"nodeid": t.nodeid, "outcome": t.outcome, "duration": round(max(t.duration, 0.0), 6),
-         "when": t.when, **({"message": t.message} if t.message else {})}
+        {
+            "nodeid": t.nodeid,
+            "outcome": t.outcome,
+            "duration": round(max(t.duration, 0.0), 6),
+            "when": t.when,
+            **({"message": t.message} if t.message else {}),
+        }
         for t in results.tests
     ]
     tests += [
-        {"nodeid": e.get("nodeid", ""), "outcome": "error", "duration": 0.0, "when": "collect",
-         "message": e.get("message", "")}
+        {
+            "nodeid": e.get("nodeid", ""),
+            "outcome": "error",
+            "duration": 0.0,
+            "when": "collect",
+            "message": e.get("message", ""),
+        }
         for e in results.collect_errors
     ]
     finished = utc_now()
@@ -206,23 +232,3 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
     )
     hooks.plugin_manager().hook.loopcontract_verdict(verdict=document)
     return document
-
-
-def _observe(
-    sources: Mapping[str, Callable[..., Any]],
-    gate: MeasuredGate,
-    context: sensors.SensorContext,
-) -> sensors.Observation:
-    prefix = gate.metric.split(".", 1)[0]
-    source = sources.get(prefix)
-    if source is None:
-        return sensors.Observation(
-            None, "error", f"unknown metric {gate.metric!r}: no source for {prefix!r}"
-        )
-    try:
-        observation: sensors.Observation = source(gate, context)
-    except Exception as exc:  # a metric source is plugin code: its crash is a finding, not ours
-        return sensors.Observation(
-            None, "error", f"metric source for {prefix!r} raised {type(exc).__name__}: {exc}"
-        )
-    return observation

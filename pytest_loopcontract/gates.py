@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 __all__ = [
-    "GateResult",
     "DodResult",
+    "GateResult",
     "compare",
     "evaluate_acceptance",
     "evaluate_command",
@@ -205,7 +205,10 @@ def evaluate_selected(
         return GateResult(gate_id, "tests", "fail", "the selectors matched no tests")
     if failing:
         return GateResult(
-            gate_id, "tests", "fail", f"{len(failing)} selected tests not passing",
+            gate_id,
+            "tests",
+            "fail",
+            f"{len(failing)} selected tests not passing",
             {"failing": failing},
         )
     return GateResult(gate_id, "tests", "pass", f"{len(chosen)} selected tests passed")
@@ -227,7 +230,10 @@ def evaluate_command(
         tail = output_tail.strip().splitlines()[-1:] if output_tail.strip() else []
         suffix = f": {tail[0]}" if tail else ""
         return GateResult(
-            gate_id, "command", "fail", f"exit {exit_code}, expected {expected}{suffix}",
+            gate_id,
+            "command",
+            "fail",
+            f"exit {exit_code}, expected {expected}{suffix}",
             {**details, "output_tail": output_tail},
         )
     return GateResult(gate_id, "command", "pass", f"exit {exit_code} as expected", details)
@@ -268,8 +274,11 @@ def evaluate_measured(gate: MeasuredGateLike, observation: ObservationLike) -> G
     if observation.status != "ok" or observation.value is None:
         status = "error" if observation.status == "error" else "missing"
         return GateResult(
-            gate.id, "measured", status,
-            f"{gate.metric} not produced: {observation.detail}", details,
+            gate.id,
+            "measured",
+            status,
+            f"{gate.metric} not produced: {observation.detail}",
+            details,
         )
     ok = compare(observation.value, gate.op, gate.threshold)
     message = (

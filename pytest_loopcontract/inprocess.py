@@ -14,7 +14,7 @@ import pytest
 
 from .baseline import BaselineRecord, baseline_path, load_baseline
 from .contract import Contract, load_contract
-from .evaluate import Evidence, evaluate, utc_now
+from .evaluate import Evidence, evaluate
 from .results import RunResults
 from .tamper import pin_findings
 from .verdict import Finding, Reason
@@ -60,11 +60,16 @@ def _repo_evidence(
     tree = snapshot_worktree(repo)
     files = list_tree(repo, tree)
     findings = pin_findings(
-        baseline.pins, files, baseline.protected_globs, contract.protect.allow,
+        baseline.pins,
+        files,
+        baseline.protected_globs,
+        contract.protect.allow,
         baseline.contract_path,
     )
     needs_diff = any(g.metric.startswith("coverage.") for g in contract.measured_gates)
-    patch = diff_text(repo, baseline.tree, tree) if needs_diff or contract.mode == "improve" else None
+    patch = (
+        diff_text(repo, baseline.tree, tree) if needs_diff or contract.mode == "improve" else None
+    )
     changed = added_lines_from_diff(patch) if patch is not None else None
     empty = (patch == "") if patch is not None else None
     return findings, changed, commit, dirty, empty
@@ -108,14 +113,23 @@ def incomplete_verdict(
 ) -> dict[str, Any]:
     """The verdict a run that never reaches its end leaves behind: ``error``, not stale."""
     evidence = Evidence(
-        trust="in-process", nonce=nonce, workdir=Path(config.rootpath),
-        contract_relpath=_relpath(contract, Path(config.rootpath)), started=started,
+        trust="in-process",
+        nonce=nonce,
+        workdir=Path(config.rootpath),
+        contract_relpath=_relpath(contract, Path(config.rootpath)),
+        started=started,
         started_monotonic=t0,
         errors=[Reason("run_incomplete", "the test run started but never finished")],
     )
     empty = Contract(
-        path=contract.path, sha256=contract.sha256, version=contract.version, id=contract.id,
-        goal=contract.goal, mode=contract.mode, dod=contract.dod, hard_gates=(),
+        path=contract.path,
+        sha256=contract.sha256,
+        version=contract.version,
+        id=contract.id,
+        goal=contract.goal,
+        mode=contract.mode,
+        dod=contract.dod,
+        hard_gates=(),
     )
     return evaluate(empty, RunResults(nonce=nonce), evidence)
 

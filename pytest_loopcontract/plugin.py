@@ -7,6 +7,7 @@ Two modes. ``--loop-contract`` computes the verdict here, in the process under t
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from collections.abc import Callable
@@ -29,21 +30,36 @@ _CONTRACT_DEFAULT = "loopcontract.yml"
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("loopcontract", "loop contract (external verifier)")
     group.addoption(
-        "--loop-contract", action="store", nargs="?", const=_CONTRACT_DEFAULT, default=None,
-        metavar="PATH", dest="loop_contract",
+        "--loop-contract",
+        action="store",
+        nargs="?",
+        const=_CONTRACT_DEFAULT,
+        default=None,
+        metavar="PATH",
+        dest="loop_contract",
         help=f"check the run against a loop contract (default path: {_CONTRACT_DEFAULT})",
     )
     group.addoption(
-        "--loop-contract-verdict", action="store", default=None, metavar="PATH",
+        "--loop-contract-verdict",
+        action="store",
+        default=None,
+        metavar="PATH",
         dest="loop_contract_verdict",
         help=f"where to write the verdict JSON (default: {DEFAULT_VERDICT})",
     )
     group.addoption(
-        "--loop-contract-raw", action="store", default=None, metavar="PATH",
-        dest="loop_contract_raw", help="(launcher) write raw results here instead of a verdict",
+        "--loop-contract-raw",
+        action="store",
+        default=None,
+        metavar="PATH",
+        dest="loop_contract_raw",
+        help="(launcher) write raw results here instead of a verdict",
     )
     group.addoption(
-        "--loop-contract-nonce", action="store", default=None, dest="loop_contract_nonce",
+        "--loop-contract-nonce",
+        action="store",
+        default=None,
+        dest="loop_contract_nonce",
         help="(launcher) nonce to echo in the raw results",
     )
     parser.addini("loop_contract", "path of the loop contract; enables the plugin", default="")
@@ -97,7 +113,11 @@ def loop_metric(request: pytest.FixtureRequest) -> Callable[[str, float], None]:
     """
 
     def record(name: str, value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"loop_metric({name!r}, ...) needs a number, got {value!r}")
         number = float(value)
+        if not math.isfinite(number):
+            raise ValueError(f"loop_metric({name!r}, ...) needs a finite number, got {value!r}")
         request.node.user_properties.append((METRIC_PREFIX + str(name), number))
 
     return record
@@ -151,7 +171,9 @@ class ResultCollector:
         assert self.contract is not None
         write_json_atomic(
             self.verdict_path(),
-            incomplete_verdict(self.config, self.contract, self.nonce, self.started_at, self.started),
+            incomplete_verdict(
+                self.config, self.contract, self.nonce, self.started_at, self.started
+            ),
         )
 
     # -- collection -----------------------------------------------------------------------
@@ -185,12 +207,11 @@ class ResultCollector:
                 if report.nodeid not in ids:
                     ids.append(report.nodeid)
             elif isinstance(key, str) and key.startswith(METRIC_PREFIX):
-                try:
-                    number = float(value)
-                except (TypeError, ValueError):
+                if not isinstance(value, (int, float)) or isinstance(value, bool):
                     continue
+                number = float(value)
                 self.metrics.append(
-                    RecordedMetric(report.nodeid, key[len(METRIC_PREFIX):], number)
+                    RecordedMetric(report.nodeid, key[len(METRIC_PREFIX) :], number)
                 )
 
     # -- the end ---------------------------------------------------------------------------

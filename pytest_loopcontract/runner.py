@@ -7,6 +7,7 @@ exhaust memory), and a timeout kills its whole process group.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -108,7 +109,8 @@ def run_pytest(
         argv += [
             f"--loop-contract-raw={raw}",
             f"--loop-contract-nonce={nonce}",
-            "-p", "no:cacheprovider",
+            "-p",
+            "no:cacheprovider",
             f"--rootdir={workdir}",
             *extra_args,
         ]
@@ -116,18 +118,20 @@ def run_pytest(
         timed_out = False
         with output.open("wb") as out:
             proc = subprocess.Popen(
-                argv, cwd=workdir, stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, env=env if env is not None else clean_env(autoload),
+                argv,
+                cwd=workdir,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env if env is not None else clean_env(autoload),
                 start_new_session=True,
             )
             try:
                 code: int | None = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 proc.wait()
                 code = None
         duration = time.monotonic() - started

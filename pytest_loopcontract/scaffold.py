@@ -112,7 +112,7 @@ def render_contract(contract_id: str, goal: str = "", checklist: str | None = No
     if not re.fullmatch(id_pattern, contract_id):
         raise ValueError(
             f"contract id {contract_id!r} must use letters, digits, '.', '_' and '-' "
-            f"and start with a letter or digit (for example {slugify(contract_id)!r})"
+            f"and start with a letter or digit (for example {slugify(contract_id) or 'contract'!r})"
         )
     text = _HEADER.format(id=_quote(contract_id), goal=_quote(goal))
     if checklist is None:

@@ -307,8 +307,7 @@ def _pump(stream: IO[bytes], sink: _Sink) -> None:
 
 
 def _start_pump(stream: IO[bytes] | None, sink: _Sink) -> threading.Thread:
-    if stream is None:
-        raise RuntimeError("subprocess pipe was not created")
+    assert stream is not None  # Popen(stdout=PIPE, stderr=PIPE) always creates the pipes
     pump = threading.Thread(target=_pump, args=(stream, sink), daemon=True)
     pump.start()
     return pump
@@ -867,14 +866,32 @@ def _benchmark_source(gate: MeasuredGate, ctx: SensorContext) -> Observation:
 
 # --- registry --------------------------------------------------------------------------------
 
+def _public(source: MetricSource) -> MetricSource:
+    """Wrap a built-in so it honours the public source contract: return an Observation.
+
+    Internally the built-ins bail out with :class:`_Unavailable`; third-party sources see the
+    built-ins through the ``loopcontract_metric_sources`` hook and may call them directly.
+    """
+
+    def wrapped(gate: MeasuredGate, ctx: SensorContext) -> Observation:
+        try:
+            return source(gate, ctx)
+        except _Unavailable as exc:
+            return exc.observation
+
+    wrapped.__name__ = source.__name__
+    wrapped.__doc__ = source.__doc__
+    return wrapped
+
+
 BUILTIN_SOURCES: Mapping[str, MetricSource] = MappingProxyType(
     {
-        "coverage": _coverage_source,
-        "duration": _duration_source,
-        "tests": _tests_source,
-        "metric": _recorded_metric,
-        "sensor": _sensor_command,
-        "benchmark": _benchmark_source,
+        "coverage": _public(_coverage_source),
+        "duration": _public(_duration_source),
+        "tests": _public(_tests_source),
+        "metric": _public(_recorded_metric),
+        "sensor": _public(_sensor_command),
+        "benchmark": _public(_benchmark_source),
     }
 )
 """Metric prefix -> source. Read-only: plugins extend a copy and pass it to :func:`observe`."""

@@ -50,24 +50,33 @@ def pin_findings(
         entry = candidate.get(path)
         code = "contract_modified" if path == contract_path else None
         if entry is None:
-            findings.append(Finding(
-                code or "protected_path_deleted",
-                "protected file deleted by the candidate (restored for the run)",
-                path, allowed=_allowed(path, allow),
-            ))
+            findings.append(
+                Finding(
+                    code or "protected_path_deleted",
+                    "protected file deleted by the candidate (restored for the run)",
+                    path,
+                    allowed=_allowed(path, allow),
+                )
+            )
         elif entry.blob != pin.blob or entry.mode != pin.mode:
-            findings.append(Finding(
-                code or "protected_path_modified",
-                "protected file changed by the candidate (pinned content used for the run)",
-                path, allowed=_allowed(path, allow),
-            ))
+            findings.append(
+                Finding(
+                    code or "protected_path_modified",
+                    "protected file changed by the candidate (pinned content used for the run)",
+                    path,
+                    allowed=_allowed(path, allow),
+                )
+            )
     for path in sorted(candidate):
         if path not in pins and matches_any(path, globs):
-            findings.append(Finding(
-                "protected_path_added",
-                "new file under a protected pattern (removed for the run)",
-                path, allowed=_allowed(path, allow),
-            ))
+            findings.append(
+                Finding(
+                    "protected_path_added",
+                    "new file under a protected pattern (removed for the run)",
+                    path,
+                    allowed=_allowed(path, allow),
+                )
+            )
     return findings
 
 
@@ -80,28 +89,65 @@ class HarnessPattern:
 
 
 HARNESS_PATTERNS: tuple[HarnessPattern, ...] = (
-    HarnessPattern("pytest_internals", re.compile(r"^\s*(from\s+_pytest\b|import\s+_pytest\b)|"
-                   r"\b(importlib\.import_module|__import__)\(\s*['\"]_pytest"),
-                   "imports pytest internals"),
-    HarnessPattern("hard_exit", re.compile(r"\bos\s*\.\s*_exit\b|\bfrom\s+os\s+import\s+.*\b_exit\b"),
-                   "calls os._exit (ends the run before results are written)"),
-    HarnessPattern("report_rewrite", re.compile(r"\.\s*(outcome|longrepr|wasxfail)\s*=[^=]|"
-                   r"\bTestReport\b|\bCollectReport\b"),
-                   "rewrites or forges test reports"),
-    HarnessPattern("pytest_hook", re.compile(r"^\s*def\s+pytest_[a-z_]+\s*\("),
-                   "defines a pytest hook outside the protected configuration"),
-    HarnessPattern("plugin_injection", re.compile(r"^\s*pytest_plugins\s*=|"
-                   r"\bpluginmanager\s*\.\s*(register|unregister|set_blocked)\b"),
-                   "registers or blocks pytest plugins"),
-    HarnessPattern("pytest_exit", re.compile(r"\bpytest\s*\.\s*exit\s*\(|"
-                   r"\b(session|config)\s*\.\s*(shouldstop|shouldfail|exitstatus)\s*="),
-                   "stops or redirects the pytest session"),
-    HarnessPattern("skip_injection", re.compile(r"\braise\s+(unittest\.)?SkipTest\b|"
-                   r"\bpytest\s*\.\s*(skip|xfail)\s*\(|\bpytest\s*\.\s*mark\s*\.\s*(skip|xfail)\b"),
-                   "skips or xfails tests from code"),
-    HarnessPattern("pytest_env", re.compile(r"PYTEST_ADDOPTS|PYTEST_PLUGINS|"
-                   r"PYTEST_DISABLE_PLUGIN_AUTOLOAD|-p\s*no:|--deselect\b"),
-                   "changes how pytest is invoked", python_only=False),
+    HarnessPattern(
+        "pytest_internals",
+        re.compile(
+            r"^\s*(from\s+_pytest\b|import\s+_pytest\b)|"
+            r"\b(importlib\.import_module|__import__)\(\s*['\"]_pytest"
+        ),
+        "imports pytest internals",
+    ),
+    HarnessPattern(
+        "hard_exit",
+        re.compile(r"\bos\s*\.\s*_exit\b|\bfrom\s+os\s+import\s+.*\b_exit\b"),
+        "calls os._exit (ends the run before results are written)",
+    ),
+    HarnessPattern(
+        "report_rewrite",
+        re.compile(
+            r"\.\s*(outcome|longrepr|wasxfail)\s*=[^=]|"
+            r"\bTestReport\b|\bCollectReport\b"
+        ),
+        "rewrites or forges test reports",
+    ),
+    HarnessPattern(
+        "pytest_hook",
+        re.compile(r"^\s*def\s+pytest_[a-z_]+\s*\("),
+        "defines a pytest hook outside the protected configuration",
+    ),
+    HarnessPattern(
+        "plugin_injection",
+        re.compile(
+            r"^\s*pytest_plugins\s*=|"
+            r"\bpluginmanager\s*\.\s*(register|unregister|set_blocked)\b"
+        ),
+        "registers or blocks pytest plugins",
+    ),
+    HarnessPattern(
+        "pytest_exit",
+        re.compile(
+            r"\bpytest\s*\.\s*exit\s*\(|"
+            r"\b(session|config)\s*\.\s*(shouldstop|shouldfail|exitstatus)\s*="
+        ),
+        "stops or redirects the pytest session",
+    ),
+    HarnessPattern(
+        "skip_injection",
+        re.compile(
+            r"\braise\s+(unittest\.)?SkipTest\b|"
+            r"\bpytest\s*\.\s*(skip|xfail)\s*\(|\bpytest\s*\.\s*mark\s*\.\s*(skip|xfail)\b"
+        ),
+        "skips or xfails tests from code",
+    ),
+    HarnessPattern(
+        "pytest_env",
+        re.compile(
+            r"PYTEST_ADDOPTS|PYTEST_PLUGINS|"
+            r"PYTEST_DISABLE_PLUGIN_AUTOLOAD|-p\s*no:|--deselect\b"
+        ),
+        "changes how pytest is invoked",
+        python_only=False,
+    ),
 )
 
 
@@ -144,11 +190,15 @@ def harness_findings(
             if (path, pattern.code) in seen or not pattern.regex.search(text):
                 continue
             seen.add((path, pattern.code))
-            findings.append(Finding(
-                "harness_manipulation",
-                f"{pattern.message}: {text.strip()[:160]}",
-                path, line_no, allowed=_allowed(path, allow),
-            ))
+            findings.append(
+                Finding(
+                    "harness_manipulation",
+                    f"{pattern.message}: {text.strip()[:160]}",
+                    path,
+                    line_no,
+                    allowed=_allowed(path, allow),
+                )
+            )
     return findings
 
 
@@ -160,10 +210,13 @@ def boundary_findings(
         if deny and matches_any(path, deny):
             findings.append(Finding("boundary_crossed", f"changed a denied path ({status})", path))
         elif allow and not matches_any(path, allow):
-            findings.append(Finding(
-                "boundary_crossed", f"changed a path outside the allowed boundaries ({status})",
-                path,
-            ))
+            findings.append(
+                Finding(
+                    "boundary_crossed",
+                    f"changed a path outside the allowed boundaries ({status})",
+                    path,
+                )
+            )
     return findings
 
 
@@ -178,29 +231,38 @@ def crosscheck_findings(
     """What the plugin reported against what the launcher knows independently."""
     findings = []
     if results.nonce != nonce:
-        findings.append(Finding(
-            "nonce_mismatch", "the results file does not carry this run's nonce (forged or stale)"
-        ))
+        findings.append(
+            Finding(
+                "nonce_mismatch",
+                "the results file does not carry this run's nonce (forged or stale)",
+            )
+        )
     bad = {"failed", "error"}
     reported_bad = any(t.outcome in bad for t in results.tests) or bool(results.collect_errors)
     if exit_code == 0 and reported_bad:
-        findings.append(Finding(
-            "exit_code_mismatch", "pytest exited 0 although failures were recorded"
-        ))
+        findings.append(
+            Finding("exit_code_mismatch", "pytest exited 0 although failures were recorded")
+        )
     if exit_code == 1 and not reported_bad:
-        findings.append(Finding(
-            "exit_code_mismatch",
-            "pytest exited 1 (tests failed) but every recorded outcome is a pass: "
-            "reports were rewritten",
-        ))
-    if results.pytest_exitstatus is not None and exit_code in (0, 1) and (
-        results.pytest_exitstatus not in (0, 1) or results.pytest_exitstatus != exit_code
+        findings.append(
+            Finding(
+                "exit_code_mismatch",
+                "pytest exited 1 (tests failed) but every recorded outcome is a pass: "
+                "reports were rewritten",
+            )
+        )
+    if (
+        results.pytest_exitstatus is not None
+        and exit_code in (0, 1)
+        and (results.pytest_exitstatus not in (0, 1) or results.pytest_exitstatus != exit_code)
     ):
-        findings.append(Finding(
-            "exit_code_mismatch",
-            f"the session ended with status {results.pytest_exitstatus} but the process "
-            f"exited {exit_code}",
-        ))
+        findings.append(
+            Finding(
+                "exit_code_mismatch",
+                f"the session ended with status {results.pytest_exitstatus} but the process "
+                f"exited {exit_code}",
+            )
+        )
     outcomes = results.outcomes()
     errored = [e.get("nodeid", "") for e in results.collect_errors]
     deselected = set(results.deselected)
@@ -210,19 +272,34 @@ def crosscheck_findings(
             continue
         if nodeid in deselected:
             hidden.append(nodeid)
-        elif not any(e and (nodeid == e or nodeid.startswith(e.rstrip("/") + ("::")) or
-                            nodeid.startswith(e.rstrip("/") + "/")) for e in errored):
+        elif not any(
+            e
+            and (
+                nodeid == e
+                or nodeid.startswith(e.rstrip("/") + ("::"))
+                or nodeid.startswith(e.rstrip("/") + "/")
+            )
+            for e in errored
+        ):
             missing.append(nodeid)
     if hidden:
-        findings.append(Finding(
-            "tests_deselected", f"{len(hidden)} expected tests were deselected: "
-            + ", ".join(hidden[:5]) + (" ..." if len(hidden) > 5 else ""),
-        ))
+        findings.append(
+            Finding(
+                "tests_deselected",
+                f"{len(hidden)} expected tests were deselected: "
+                + ", ".join(hidden[:5])
+                + (" ..." if len(hidden) > 5 else ""),
+            )
+        )
     if missing:
-        findings.append(Finding(
-            "tests_missing", f"{len(missing)} expected tests did not run: "
-            + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else ""),
-        ))
+        findings.append(
+            Finding(
+                "tests_missing",
+                f"{len(missing)} expected tests did not run: "
+                + ", ".join(missing[:5])
+                + (" ..." if len(missing) > 5 else ""),
+            )
+        )
     allowed = set(allowed_plugins)
     findings.extend(
         Finding("unexpected_plugin", f"plugin {name!r} loaded but is not on the allow-list")

@@ -167,7 +167,10 @@ def build_verdict(
             }
             for d in dod
         ],
-        "gates": {"hard": [_gate_json(g) for g in hard], "measured": [_gate_json(g) for g in measured]},
+        "gates": {
+            "hard": [_gate_json(g) for g in hard],
+            "measured": [_gate_json(g) for g in measured],
+        },
         "tamper": {
             "detected": any(not f.allowed for f in findings),
             "findings": [f.to_json() for f in findings],

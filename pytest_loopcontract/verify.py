@@ -60,15 +60,18 @@ def _pinned_contract(root: Path, baseline: BaselineRecord) -> Contract:
     """The contract as adopted at baseline; the candidate's copy is only evidence."""
     pin = baseline.pins.get(baseline.contract_path)
     if pin is None:
-        raise WorkspaceError("the baseline has no pin for the contract: run 'loop-contract baseline'")
+        raise WorkspaceError(
+            "the baseline has no pin for the contract: run 'loop-contract baseline'"
+        )
     data = read_blobs(root, [pin.blob])[pin.blob]
     if sha256_bytes(data) != pin.sha256:
         raise WorkspaceError("the pinned contract's bytes do not match their SHA-256")
     return parse_contract(data, Path(baseline.contract_path))
 
 
-def _restore_pins(root: Path, scratch: Path, baseline: BaselineRecord, candidate: set[str],
-                  globs: list[str]) -> None:
+def _restore_pins(
+    root: Path, scratch: Path, baseline: BaselineRecord, candidate: set[str], globs: list[str]
+) -> None:
     blobs = read_blobs(root, (pin.blob for pin in baseline.pins.values()))
     for path, pin in baseline.pins.items():
         data = blobs[pin.blob]
@@ -93,8 +96,14 @@ def _needs_coverage(contract: Contract) -> bool:
     )
 
 
-def _run_errors(exit_code: int | None, timed_out: bool, results: RunResults | None,
-                results_error: str, tail: str, timeout: float) -> list[Reason]:
+def _run_errors(
+    exit_code: int | None,
+    timed_out: bool,
+    results: RunResults | None,
+    results_error: str,
+    tail: str,
+    timeout: float,
+) -> list[Reason]:
     if timed_out:
         return [Reason("timeout", f"the test run exceeded its {timeout:g}s timeout and was killed")]
     last = tail.strip().splitlines()[-3:]
@@ -155,18 +164,31 @@ def verify(
         coverage_data = private / "coverage.data" if _needs_coverage(contract) else None
         launcher_before = time.monotonic() - t0
         run = run_pytest(
-            scratch, nonce=nonce, autoload=False, plugins=baseline.plugins,
-            extra_args=contract.pytest.args, timeout=contract.pytest.timeout,
+            scratch,
+            nonce=nonce,
+            autoload=False,
+            plugins=baseline.plugins,
+            extra_args=contract.pytest.args,
+            timeout=contract.pytest.timeout,
             coverage_data=coverage_data,
         )
         t_after = time.monotonic()
-        errors = _run_errors(run.exit_code, run.timed_out, run.results, run.results_error,
-                             run.output_tail, contract.pytest.timeout)
+        errors = _run_errors(
+            run.exit_code,
+            run.timed_out,
+            run.results,
+            run.results_error,
+            run.output_tail,
+            contract.pytest.timeout,
+        )
         results = run.results or RunResults(nonce=nonce)
         if run.results is not None and run.exit_code is not None:
             expected = [*baseline.fail_to_pass, *baseline.pass_to_pass]
             findings += crosscheck_findings(
-                run.results, nonce=nonce, exit_code=run.exit_code, expected=expected,
+                run.results,
+                nonce=nonce,
+                exit_code=run.exit_code,
+                expected=expected,
                 allowed_plugins=baseline.plugins,
             )
         evidence = Evidence(

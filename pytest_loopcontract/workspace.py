@@ -89,8 +89,12 @@ def git(
     full_env.update(env or {})
     try:
         proc = subprocess.run(
-            ["git", *args], cwd=root, env=full_env, input=input_bytes,
-            capture_output=True, check=False,
+            ["git", *args],
+            cwd=root,
+            env=full_env,
+            input=input_bytes,
+            capture_output=True,
+            check=False,
         )
     except FileNotFoundError:
         raise WorkspaceError("git is not installed or not on PATH") from None
@@ -173,7 +177,7 @@ def read_blobs(root: Path, blobs: Iterable[str]) -> dict[str, bytes]:
             raise WorkspaceError(f"git object {blob} is missing from the repository")
         size = int(header[2])
         start = header_end + 1
-        contents[blob] = out[start:start + size]
+        contents[blob] = out[start : start + size]
         pos = start + size + 1
     return contents
 
@@ -190,8 +194,17 @@ def changed_paths(root: Path, base_tree: str, tree: str) -> list[tuple[str, str]
 
 def diff_text(root: Path, base_tree: str, tree: str, context: int = 0) -> str:
     out = git(
-        root, "diff-tree", "-r", "-p", f"-U{context}", "--no-renames", "--no-color",
-        "--no-ext-diff", "--no-textconv", base_tree, tree,
+        root,
+        "diff-tree",
+        "-r",
+        "-p",
+        f"-U{context}",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        base_tree,
+        tree,
     )
     return out.decode("utf-8", "replace")
 

@@ -19,8 +19,10 @@ from pytest_loopcontract.verdict import validate_verdict
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "slugify"
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_AUTHOR_NAME": "test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
 }
 
 
@@ -42,7 +44,9 @@ def init_repo(path: Path) -> Path:
 
 
 def load_candidates() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("lc_candidates", ROOT / "examples" / "candidates.py")
+    spec = importlib.util.spec_from_file_location(
+        "lc_candidates", ROOT / "examples" / "candidates.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -61,8 +65,11 @@ class CLIResult:
 
 def run_cli(cwd: Path, *args: str, timeout: float = 300) -> CLIResult:
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest_loopcontract", *args], cwd=cwd,
-        capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "pytest_loopcontract", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     return CLIResult(proc)
 

@@ -168,7 +168,9 @@ def test_full_contract_fills_every_field(tmp_path: Path) -> None:
         "oscillation": True,
     }
     assert contract.checkpoints["add"][0]["pattern"] == "twine upload*"
-    assert contract.pytest == PytestSettings(("-x", "-p", "no:randomly"), ("pytest_benchmark",), 900.0)
+    assert contract.pytest == PytestSettings(
+        ("-x", "-p", "no:randomly"), ("pytest_benchmark",), 900.0
+    )
     assert contract.judged["rows"] == [
         "question_fidelity",
         "completeness",
@@ -214,7 +216,12 @@ def test_anchors_and_merge_keys_are_honoured() -> None:
         "    name: two\n"
     )
     seats = validate_document(text.encode(), "loopcontract.yml")["seats"]
-    assert seats[1] == {"name": "two", "family": "x", "generate": ["agent", "--fast"], "timeout": 60}
+    assert seats[1] == {
+        "name": "two",
+        "family": "x",
+        "generate": ["agent", "--fast"],
+        "timeout": 60,
+    }
 
 
 def test_a_utf8_byte_order_mark_is_accepted() -> None:
@@ -222,15 +229,23 @@ def test_a_utf8_byte_order_mark_is_accepted() -> None:
 
 
 def test_a_plugin_metric_prefix_is_accepted() -> None:
-    text = MEASURED.replace("coverage.percent", "memray.peak_mib") + "      op: '<'\n      threshold: 1\n"
-    assert validate_document(text.encode(), "c.yml")["gates"]["measured"][0]["metric"] == "memray.peak_mib"
+    text = (
+        MEASURED.replace("coverage.percent", "memray.peak_mib")
+        + "      op: '<'\n      threshold: 1\n"
+    )
+    assert (
+        validate_document(text.encode(), "c.yml")["gates"]["measured"][0]["metric"]
+        == "memray.peak_mib"
+    )
 
 
 def test_missing_file_names_the_path(tmp_path: Path) -> None:
     path = tmp_path / "nope.yml"
     with pytest.raises(ContractError) as info:
         load_contract(path)
-    assert str(info.value) == f"{path}: contract file not found (create one with 'loop-contract init')"
+    assert (
+        str(info.value) == f"{path}: contract file not found (create one with 'loop-contract init')"
+    )
 
 
 def test_error_carries_its_parts_separately(tmp_path: Path) -> None:
@@ -242,7 +257,9 @@ def test_error_carries_its_parts_separately(tmp_path: Path) -> None:
     assert error.message == "expected one of 'fix', 'improve', got 'fixx'; did you mean 'fix'?"
 
 
-@pytest.mark.parametrize("source", [HEAD + "goal: [\n", HEAD.encode() + b"\xff", HEAD + "mode: x\n"])
+@pytest.mark.parametrize(
+    "source", [HEAD + "goal: [\n", HEAD.encode() + b"\xff", HEAD + "mode: x\n"]
+)
 def test_no_yaml_or_jsonschema_traceback_is_chained(source: str | bytes) -> None:
     data = source.encode() if isinstance(source, str) else source
     with pytest.raises(ContractError) as info:
@@ -329,8 +346,8 @@ ERRORS = {
     ),
     "bad op": (
         MEASURED + "      op: '=>'\n      threshold: 80\n",
-        "7:11: gates.measured[0].op: expected a comparison in quotes: \">=\", \">\", \"<=\","
-        " \"<\", \"==\" or \"!=\", got '=>'; did you mean '>='?",
+        '7:11: gates.measured[0].op: expected a comparison in quotes: ">=", ">", "<=",'
+        ' "<", "==" or "!=", got \'=>\'; did you mean \'>=\'?',
     ),
     "misspelt metric": (
         MEASURED.replace("percent", "percnt") + "      op: '>='\n      threshold: 80\n",
@@ -375,7 +392,10 @@ ERRORS = {
         HEAD + "bracket:\n  cut: half\n",
         "4:8: bracket.cut: expected one of 'halve', got 'half'; did you mean 'halve'?",
     ),
-    "bracket cut zero": (HEAD + "bracket:\n  cut: 0\n", "4:8: bracket.cut: must be at least 1, got 0"),
+    "bracket cut zero": (
+        HEAD + "bracket:\n  cut: 0\n",
+        "4:8: bracket.cut: must be at least 1, got 0",
+    ),
     "score above ten": (
         HEAD + "judged:\n  min_score: 11\n",
         "4:14: judged.min_score: must be at most 10, got 11",
@@ -391,7 +411,8 @@ ERRORS = {
     "gate ids shared by hard and measured": (
         HEAD + "gates:\n  hard:\n    - id: a\n      kind: acceptance\n  measured:\n    - id: a\n"
         "      metric: tests.count\n      op: '>='\n      threshold: 1\n",
-        "8:11: gates.measured[0].id: duplicate gate id 'a' (already used by gates.hard[0] at line 5)",
+        "8:11: gates.measured[0].id: duplicate gate id 'a'"
+        " (already used by gates.hard[0] at line 5)",
     ),
     "two acceptance gates": (
         HEAD + "gates:\n  hard:\n    - id: a\n      kind: acceptance\n    - id: b\n"
@@ -466,7 +487,9 @@ def test_the_first_problem_in_the_file_is_reported() -> None:
 
 def test_alias_expansion_is_bounded() -> None:
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
-    lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 9)]
+    lines += [
+        f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 9)
+    ]
     message = error_text(HEAD + "\n".join(lines) + "\n")
     assert "the contract has too many values (are aliases expanding?)" in message
 

@@ -20,6 +20,7 @@ from coverage.results import display_covered
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_loopcontract import sensors
 from pytest_loopcontract.contract import MeasuredGate
 from pytest_loopcontract.results import RecordedMetric, TestRecord
 from pytest_loopcontract.sensors import (
@@ -191,8 +192,8 @@ def test_coverage_missing_files_are_named(project: Path) -> None:
     assert "coverage.json" in obs.detail and ".coverage" in obs.detail
     named = observe(gate("coverage.percent", file="out/cov.json"), context(project))
     assert named.status == "missing" and "out/cov.json" in named.detail
-    given = observe(gate("coverage.percent"), context(project, coverage_data=Path("x.cov")))
-    assert given.status == "missing" and "x.cov" in given.detail
+    from_ctx = observe(gate("coverage.percent"), context(project, coverage_data=Path("x.cov")))
+    assert from_ctx.status == "missing" and "x.cov" in from_ctx.detail
 
 
 def test_coverage_with_nothing_measured_is_not_measurable(project: Path) -> None:
@@ -233,6 +234,53 @@ def test_coverage_json_that_is_not_a_report_is_an_error(project: Path) -> None:
     assert obs.status == "error" and "not a coverage.py JSON report" in obs.detail
     (project / "coverage.json").write_text("{not json")
     assert observe(gate("coverage.percent"), context(project)).status == "error"
+
+
+MINIMAL_REPORT = {
+    "totals": {"percent_covered": 75.0, "num_statements": 4},
+    "files": {"a.py": {"executed_lines": [1, 2, 3], "missing_lines": [4]}},
+}
+
+
+def test_coverage_report_without_display_uses_default_precision(tmp_path: Path) -> None:
+    (tmp_path / "coverage.json").write_text(json.dumps(MINIMAL_REPORT))
+    ctx = context(tmp_path, changed_lines=changed({"a.py": {3, 4}}))
+    obs = observe(gate("coverage.percent"), ctx)
+    assert (obs.status, obs.value, obs.extra["precision"]) == ("ok", 75.0, 2)
+    diff = observe(gate("coverage.diff_percent"), ctx)
+    assert (diff.status, diff.value) == ("ok", 50.0)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "reason"),
+    [
+        (("totals", "num_statements"), "4", "num_statements"),
+        (("totals", "percent_covered"), None, "percent_covered"),
+        (("files", "a.py"), [1, 2], "is not an object"),
+        (("files", "a.py", "missing_lines"), [True], "not a list of line numbers"),
+        (("files", "a.py", "executed_lines"), None, "not a list of line numbers"),
+    ],
+)
+def test_malformed_coverage_report_is_an_error(
+    tmp_path: Path, path: tuple[str, ...], value: Any, reason: str
+) -> None:
+    document = json.loads(json.dumps(MINIMAL_REPORT))
+    node = document
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    (tmp_path / "coverage.json").write_text(json.dumps(document))
+    ctx = context(tmp_path, changed_lines=changed({"a.py": {3, 4}}))
+    obs = observe(gate("coverage.diff_percent"), ctx)
+    assert (obs.status, obs.value) == ("error", None)
+    assert reason in obs.detail
+
+
+def test_oversized_report_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sensors, "_MAX_FILE_BYTES", 64)
+    (tmp_path / "coverage.json").write_text(json.dumps(MINIMAL_REPORT))
+    obs = observe(gate("coverage.percent"), context(tmp_path))
+    assert obs.status == "error" and "larger than 64 bytes" in obs.detail
 
 
 @pytest.mark.parametrize(
@@ -361,6 +409,7 @@ def test_display_rejects_negative_precision() -> None:
 # --- added_lines_from_diff on real git output ----------------------------------------------
 
 UNICODE_NAME = "my filé x.py"
+QUOTED_NAME = 'say "hi"\tback\\slash.py'
 
 
 def git(repo: Path, *args: str) -> str:
@@ -394,6 +443,7 @@ def diffed_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (repo / "many.py").write_text("".join(many))
     (repo / UNICODE_NAME).write_text("p\n++ q\n")
     (repo / "sp ace.py").write_text("sp\n")
+    (repo / QUOTED_NAME).write_text("q\n")
     (repo / "blob.bin").write_bytes(b"\x00\x01\x02")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "candidate")
@@ -406,6 +456,7 @@ EXPECTED_ADDED = {
     "many.py": frozenset({3, 15, 16, 17}),
     UNICODE_NAME: frozenset({1, 2}),
     "sp ace.py": frozenset({1}),
+    QUOTED_NAME: frozenset({1}),
 }
 
 
@@ -421,6 +472,7 @@ def test_added_lines_from_real_git_diff(diffed_repo: Path, quotepath: str) -> No
         "HEAD~1",
         "HEAD",
     )
+    assert '"b/say \\"hi\\"\\tback\\\\slash.py"' in diff
     if quotepath == "true":
         assert '"b/my fil\\303\\251 x.py"' in diff
     assert "\\ No newline at end of file" in diff
@@ -442,9 +494,11 @@ def test_added_lines_of_an_empty_diff() -> None:
     [
         "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ nonsense @@\n",
         "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n-a\n+b\n",
+        "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n-a\n+b",
         'diff --git a/x b/x\n--- a/x\n+++ "b/x\\q"\n@@ -0,0 +1 @@\n+a\n',
+        'diff --git a/x b/x\n--- a/x\n+++ "b/x\n@@ -0,0 +1 @@\n+a\n',
     ],
-    ids=["bad-header", "truncated-hunk", "bad-escape"],
+    ids=["bad-header", "stray-line", "truncated-hunk", "bad-escape", "unclosed-quote"],
 )
 def test_added_lines_rejects_malformed_diffs(diff: str) -> None:
     with pytest.raises(ValueError):
@@ -623,6 +677,12 @@ def test_sensor_nonzero_exit_reports_code_and_stderr_tail(tmp_path: Path) -> Non
     assert len(obs.detail) < 600
 
 
+def test_sensor_killed_by_a_signal_is_an_error(tmp_path: Path) -> None:
+    obs = observe(python_sensor("import os; os.kill(os.getpid(), 9)"), context(tmp_path))
+    assert (obs.status, obs.value) == ("error", None)
+    assert "was killed by signal 9" in obs.detail
+
+
 @pytest.mark.parametrize(
     ("stdout", "reason"),
     [
@@ -796,6 +856,24 @@ def test_benchmark_stat_that_is_not_a_number(bench_dir: Path, stat: str) -> None
         gate(f"benchmark.{stat}", file="bench.json", name="test_fast"), context(bench_dir)
     )
     assert (obs.status, obs.value) == ("error", None)
+
+
+def test_benchmark_file_without_benchmarks_is_missing(tmp_path: Path) -> None:
+    (tmp_path / "b.json").write_text('{"benchmarks": []}')
+    obs = observe(gate("benchmark.mean", file="b.json"), context(tmp_path))
+    assert (obs.status, obs.value) == ("missing", None)
+
+
+def test_benchmark_ambiguous_name_asks_for_fullname(tmp_path: Path) -> None:
+    entries = [
+        {"name": "test_x", "fullname": f"{module}::test_x", "stats": {"mean": 1.0}}
+        for module in ("a.py", "b.py")
+    ]
+    (tmp_path / "b.json").write_text(json.dumps({"benchmarks": entries}))
+    ambiguous = observe(gate("benchmark.mean", file="b.json", name="test_x"), context(tmp_path))
+    assert ambiguous.status == "error" and "fullname" in ambiguous.detail
+    exact = observe(gate("benchmark.mean", file="b.json", name="b.py::test_x"), context(tmp_path))
+    assert (exact.status, exact.value) == ("ok", 1.0)
 
 
 def test_benchmark_file_of_another_kind_is_an_error(tmp_path: Path) -> None:

@@ -1,0 +1,354 @@
+"""The pytest plugin in-process (``pytest --loop-contract``), driven through pytester."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import assert_valid_verdict
+
+pytest_plugins = ["pytester"]
+
+CONTRACT = """\
+version: 1
+id: demo
+goal: add works
+dod:
+  - id: add
+    text: add() adds
+    tests: ["test_calc.py::test_add"]
+{extra}
+"""
+
+CALC_OK = "def add(a, b):\n    return a + b\n"
+CALC_BAD = "def add(a, b):\n    return a - b\n"
+TESTS = """\
+import pytest
+from calc import add
+
+def test_add():
+    assert add(2, 3) == 5
+
+def test_other():
+    assert add(0, 0) == 0
+"""
+
+
+def make_project(
+    pytester: pytest.Pytester, calc: str = CALC_OK, tests: str = TESTS, extra: str = ""
+) -> None:
+    pytester.makepyfile(calc=calc, test_calc=tests)
+    pytester.makefile(".yml", loopcontract=CONTRACT.format(extra=extra))
+    pytester.syspathinsert()
+
+
+def read_verdict(pytester: pytest.Pytester, rel: str = ".loop-contract/verdict.json") -> dict:
+    verdict = json.loads((pytester.path / rel).read_text())
+    assert_valid_verdict(verdict)
+    return verdict
+
+
+def test_contract_met_exits_zero_and_prints_checklist(pytester: pytest.Pytester) -> None:
+    make_project(pytester)
+    result = pytester.runpytest("--loop-contract")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [
+            "*loop contract*",
+            "loop-contract: demo (in-process) verdict: PASS (exit 0)",
+            "  [[]x[]] add: add() adds (1/1 tests passed)",
+            "*hard gate acceptance: PASS*",
+        ]
+    )
+    verdict = read_verdict(pytester)
+    assert verdict["verdict"] == "pass"
+    assert verdict["trust"] == "in-process"
+    assert verdict["summary"]["passed"] == 2
+    assert verdict["baseline"]["recorded"] is False
+
+
+def test_contract_not_met_exits_20(pytester: pytest.Pytester) -> None:
+    make_project(pytester, calc=CALC_BAD)
+    result = pytester.runpytest("--loop-contract")
+    assert result.ret == 20
+    verdict = read_verdict(pytester)
+    assert verdict["verdict"] == "fail"
+    assert verdict["dod"][0]["status"] == "failed"
+    assert verdict["loop"]["decision"] == "continue"
+    result.stdout.fnmatch_lines(["*[[] []] add*", "*failed: test_calc.py::test_add*"])
+
+
+@pytest.mark.parametrize(
+    "test_body, outcome",
+    [
+        (
+            "@pytest.mark.skip(reason='later')\ndef test_add():\n    assert add(2, 3) == 5\n",
+            "skipped",
+        ),
+        (
+            "@pytest.mark.xfail(reason='known')\ndef test_add():\n    assert add(2, 3) == 6\n",
+            "xfailed",
+        ),
+        (
+            "@pytest.fixture\ndef broken():\n    raise RuntimeError('setup')\n\n"
+            "def test_add(broken):\n    assert add(2, 3) == 5\n",
+            "error",
+        ),
+        ("def test_add_renamed():\n    assert add(2, 3) == 5\n", "missing"),
+        (
+            "@pytest.mark.xfail(reason='flaky', strict=False)\ndef test_add():\n"
+            "    assert add(2, 3) == 5\n",
+            "xpassed",
+        ),
+    ],
+    ids=["skip", "xfail", "setup-error", "missing-node-id", "xpass"],
+)
+def test_acceptance_that_did_not_pass_is_a_failure(
+    pytester: pytest.Pytester, test_body: str, outcome: str
+) -> None:
+    make_project(pytester, tests="import pytest\nfrom calc import add\n\n" + test_body)
+    result = pytester.runpytest("--loop-contract")
+    assert result.ret == 20
+    verdict = read_verdict(pytester)
+    assert verdict["verdict"] == "fail"
+    assert [t["outcome"] for t in verdict["dod"][0]["tests"]] == [outcome]
+
+
+def test_collection_error_fails_the_item(pytester: pytest.Pytester) -> None:
+    make_project(
+        pytester,
+        tests="from calc import add\nimport does_not_exist\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n",
+    )
+    result = pytester.runpytest("--loop-contract")
+    assert result.ret == 20
+    verdict = read_verdict(pytester)
+    assert verdict["dod"][0]["tests"][0]["outcome"] == "error"
+    assert any(t["when"] == "collect" for t in verdict["tests"])
+
+
+def test_teardown_error_turns_pass_into_error(pytester: pytest.Pytester) -> None:
+    make_project(
+        pytester,
+        tests="import pytest\nfrom calc import add\n\n"
+        "@pytest.fixture\ndef res():\n    yield\n    raise RuntimeError('teardown')\n\n"
+        "def test_add(res):\n    assert add(2, 3) == 5\n",
+    )
+    assert pytester.runpytest("--loop-contract").ret == 20
+    assert read_verdict(pytester)["dod"][0]["tests"][0]["outcome"] == "error"
+
+
+def test_dod_marker_ties_tests_to_items(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        calc=CALC_OK,
+        test_calc="""
+import pytest
+from calc import add
+
+@pytest.mark.dod("add")
+@pytest.mark.parametrize("a,b,c", [(1, 1, 2), (2, 2, 4)])
+def test_marked(a, b, c):
+    assert add(a, b) == c
+""",
+    )
+    pytester.makefile(".yml", loopcontract="version: 1\nid: m\ndod:\n  - id: add\n    text: adds\n")
+    pytester.syspathinsert()
+    result = pytester.runpytest("--loop-contract", "--strict-markers")
+    assert result.ret == 0
+    verdict = read_verdict(pytester)
+    assert sorted(t["nodeid"] for t in verdict["dod"][0]["tests"]) == [
+        "test_calc.py::test_marked[1-1-2]",
+        "test_calc.py::test_marked[2-2-4]",
+    ]
+
+
+def test_item_without_any_test_is_not_done(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_a="def test_a():\n    pass\n")
+    pytester.makefile(".yml", loopcontract="version: 1\nid: m\ndod:\n  - id: x\n    text: x\n")
+    assert pytester.runpytest("--loop-contract").ret == 20
+    assert read_verdict(pytester)["dod"][0]["status"] == "no_tests"
+
+
+def test_loop_metric_feeds_a_measured_gate(pytester: pytest.Pytester) -> None:
+    make_project(
+        pytester,
+        tests=TESTS
+        + (
+            "\ndef test_speed(loop_metric):\n    loop_metric('latency_ms', 12.5)\n"
+            "    loop_metric('latency_ms', 7.5)\n"
+        ),
+        extra="""gates:
+  measured:
+    - {id: latency, metric: metric.latency_ms, aggregate: max, op: "<=", threshold: 10, unit: ms}
+    - {id: mean-latency, metric: metric.latency_ms, aggregate: mean, op: "<=", threshold: 10}
+""",
+    )
+    result = pytester.runpytest("--loop-contract")
+    verdict = read_verdict(pytester)
+    gates = {g["id"]: g for g in verdict["gates"]["measured"]}
+    assert gates["latency"]["status"] == "fail"
+    assert gates["latency"]["observed"] == 12.5
+    assert gates["mean-latency"]["status"] == "pass"
+    assert gates["mean-latency"]["observed"] == 10.0
+    assert result.ret == 20
+
+
+def test_missing_metric_fails_its_gate(pytester: pytest.Pytester) -> None:
+    make_project(
+        pytester,
+        extra="""gates:
+  measured:
+    - {id: m, metric: metric.never_recorded, op: ">=", threshold: 0}
+""",
+    )
+    assert pytester.runpytest("--loop-contract").ret == 20
+    gate = read_verdict(pytester)["gates"]["measured"][0]
+    assert gate["status"] == "missing"
+    assert gate["observed"] is None
+
+
+def test_command_gate(pytester: pytest.Pytester) -> None:
+    make_project(
+        pytester,
+        extra="""gates:
+  hard:
+    - {id: acceptance, kind: acceptance}
+    - {id: lint, kind: command, run: ["python", "-c", "import sys; sys.exit(3)"], expect_exit: 3}
+    - {id: absent, kind: command, run: ["no-such-binary-xyz"]}
+""",
+    )
+    assert pytester.runpytest("--loop-contract").ret == 20
+    hard = {g["id"]: g for g in read_verdict(pytester)["gates"]["hard"]}
+    assert hard["lint"]["status"] == "pass"
+    assert hard["absent"]["status"] == "error"
+    assert "no-such-binary-xyz" in hard["absent"]["message"]
+
+
+def test_verdict_path_option_and_ini_key(pytester: pytest.Pytester) -> None:
+    make_project(pytester)
+    pytester.makeini(
+        "[pytest]\nloop_contract = loopcontract.yml\nloop_contract_verdict = out/ini-verdict.json\n"
+    )
+    assert pytester.runpytest().ret == 0
+    read_verdict(pytester, "out/ini-verdict.json")
+    assert pytester.runpytest("--loop-contract-verdict=cli.json").ret == 0
+    read_verdict(pytester, "cli.json")
+
+
+def test_plugin_is_inert_without_contract(pytester: pytest.Pytester) -> None:
+    make_project(pytester, calc=CALC_BAD)
+    result = pytester.runpytest()
+    assert result.ret == 1
+    assert not (pytester.path / ".loop-contract").exists()
+
+
+def test_invalid_contract_exits_26_with_location(pytester: pytest.Pytester) -> None:
+    make_project(pytester)
+    (pytester.path / "loopcontract.yml").write_text("version: 1\nid: x\nmode: fixx\n")
+    result = pytester.runpytest_subprocess("--loop-contract")
+    assert result.ret == 26
+    text = result.stdout.str() + result.stderr.str()
+    assert "loopcontract.yml:3" in text
+    assert "mode" in text
+    assert "Traceback" not in text
+
+
+def test_works_under_xdist(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    pytester.makepyfile(
+        calc=CALC_OK,
+        test_calc=TESTS
+        + """
+@pytest.mark.dod("add")
+def test_marked_add(loop_metric):
+    loop_metric("calls", 3)
+    assert add(1, 1) == 2
+""",
+    )
+    pytester.makefile(
+        ".yml",
+        loopcontract=CONTRACT.format(
+            extra="""gates:
+  measured:
+    - {id: calls, metric: metric.calls, op: "==", threshold: 3}
+"""
+        ),
+    )
+    result = pytester.runpytest_subprocess(
+        "--loop-contract", "-n", "2", "-p", "xdist", "--rootdir", str(pytester.path)
+    )
+    assert result.ret == 0, result.stdout.str()
+    verdict = read_verdict(pytester)
+    assert verdict["summary"]["passed"] == 3
+    assert {t["nodeid"] for t in verdict["dod"][0]["tests"]} == {
+        "test_calc.py::test_add",
+        "test_calc.py::test_marked_add",
+    }
+    assert verdict["gates"]["measured"][0]["status"] == "pass"
+
+
+def test_works_beside_pytest_cov(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("pytest_cov")
+    make_project(
+        pytester,
+        extra="""gates:
+  measured:
+    - {id: cov, metric: coverage.percent, op: ">=", threshold: 50, unit: "%"}
+""",
+    )
+    result = pytester.runpytest_subprocess("--loop-contract", "--cov=calc", "--cov-report=")
+    assert result.ret == 0, result.stdout.str()
+    gate = read_verdict(pytester)["gates"]["measured"][0]
+    assert gate["status"] == "pass"
+    assert gate["observed"] == 100.0
+
+
+def test_run_that_dies_leaves_an_error_verdict(pytester: pytest.Pytester) -> None:
+    make_project(
+        pytester, tests="import os\nfrom calc import add\n\ndef test_add():\n    os._exit(0)\n"
+    )
+    result = pytester.runpytest_subprocess("--loop-contract")
+    assert result.ret == 0  # the process lied with its exit code...
+    verdict = read_verdict(pytester)
+    assert verdict["verdict"] == "error"  # ...but the verdict on disk did not
+    assert verdict["reasons"][0]["code"] == "run_incomplete"
+
+
+def test_pinned_file_change_is_caught_in_process(pytester: pytest.Pytester) -> None:
+    """With a baseline, in-process runs compare protected files with their pins."""
+    import subprocess
+    import sys
+
+    make_project(pytester, calc=CALC_BAD)
+    (pytester.path / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["-c", "user.email=t@e.invalid", "-c", "user.name=t", "commit", "-qm", "b"],
+    ):
+        subprocess.run(["git", *args], cwd=pytester.path, check=True, capture_output=True)
+    base = subprocess.run(
+        [sys.executable, "-m", "pytest_loopcontract", "baseline"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+    )
+    assert base.returncode == 0, base.stdout + base.stderr
+    (pytester.path / "test_calc.py").write_text(
+        "def test_add():\n    assert True\n\ndef test_other():\n    assert True\n"
+    )
+    result = pytester.runpytest_subprocess("--loop-contract")
+    assert result.ret == 25
+    verdict = read_verdict(pytester)
+    assert verdict["tamper"]["detected"]
+    assert ("protected_path_modified", "test_calc.py") in {
+        (f["code"], f.get("path")) for f in verdict["tamper"]["findings"]
+    }
+
+
+def test_results_path(tmp_path: Path) -> None:
+    """Sanity: the package exposes the verdict schema validator the tests rely on."""
+    from pytest_loopcontract.verdict import validate_verdict
+
+    assert validate_verdict({})  # an empty document is not a verdict
