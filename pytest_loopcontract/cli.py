@@ -28,7 +28,7 @@ def _err(message: str) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from .scaffold import render_contract
+    from .scaffold import render_contract, slugify
 
     target = Path(args.contract)
     if target.exists() and not args.force:
@@ -41,8 +41,12 @@ def cmd_init(args: argparse.Namespace) -> int:
         except OSError as exc:
             _err(f"cannot read {args.from_checklist}: {exc.strerror}")
             return EXIT_USAGE
-    contract_id = args.id or (target.resolve().parent.name or "contract")
-    text = render_contract(contract_id, goal=args.goal or "", checklist=checklist)
+    contract_id = args.id or slugify(target.resolve().parent.name) or "contract"
+    try:
+        text = render_contract(contract_id, goal=args.goal or "", checklist=checklist)
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
     from .verdict import write_text_atomic
 
     write_text_atomic(target, text)

@@ -184,13 +184,18 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
     dod = tuple(
-        DodItem(id=str(item["id"]), text=str(item.get("text", "")), tests=_strings(item.get("tests")))
+        DodItem(
+            id=str(item["id"]), text=str(item.get("text", "")), tests=_strings(item.get("tests"))
+        )
         for item in doc.get("dod") or ()
     )
     gates = doc.get("gates") or {}
     hard_raw = gates.get("hard")
     if hard_raw is None:
-        hard_raw = [{"id": "acceptance", "kind": "acceptance"}, {"id": "no-regressions", "kind": "pass_to_pass"}]
+        hard_raw = [
+            {"id": "acceptance", "kind": "acceptance"},
+            {"id": "no-regressions", "kind": "pass_to_pass"},
+        ]
     hard = tuple(
         HardGate(
             id=str(g["id"]),
@@ -223,7 +228,9 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         defaults=bool(protect_raw.get("defaults", True)),
     )
     bounds_raw = doc.get("boundaries") or {}
-    boundaries = Boundaries(allow=_strings(bounds_raw.get("allow")), deny=_strings(bounds_raw.get("deny")))
+    boundaries = Boundaries(
+        allow=_strings(bounds_raw.get("allow")), deny=_strings(bounds_raw.get("deny"))
+    )
     budget_raw = doc.get("budget") or {}
     budget = Budget(
         iterations=budget_raw.get("iterations"),
