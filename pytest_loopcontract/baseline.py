@@ -133,12 +133,14 @@ def _test_files(nodeids: Sequence[str], files: Mapping[str, object]) -> set[str]
 
 def take_baseline(root: Path, contract_relpath: str, base_ref: str | None = None) -> BaselineRecord:
     """Run the base commit's suite in a scratch checkout and write ``baseline.json``."""
+    # Resolve first: in a repository without commits "make a first commit" is the useful
+    # message, not "the working tree has uncommitted changes".
+    commit = resolve_commit(root, base_ref or "HEAD")
     if base_ref is None and is_dirty(root):
         raise WorkspaceError(
             "the working tree has uncommitted changes; the baseline is a commit: commit or "
             "stash them, or pass --base REF to take the baseline from a given commit"
         )
-    commit = resolve_commit(root, base_ref or "HEAD")
     tree = tree_of(root, commit)
     files = list_tree(root, tree)
     if contract_relpath not in files:

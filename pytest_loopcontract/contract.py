@@ -146,6 +146,9 @@ class Contract:
     judged: Mapping[str, Any] = field(default_factory=dict)
     bracket: Mapping[str, Any] = field(default_factory=dict)
     seats: tuple[Mapping[str, Any], ...] = ()
+    egress_allow: tuple[str, ...] | None = None
+    on_item_done: tuple[str, ...] = ()
+    turn_timeout: float = 1800.0
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     def acceptance_selectors(self) -> tuple[str, ...]:
@@ -264,5 +267,8 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         judged=dict(doc.get("judged") or {}),
         bracket=dict(doc.get("bracket") or {}),
         seats=tuple(dict(s) for s in doc.get("seats") or ()),
+        egress_allow=_strings(doc["egress"].get("allow")) if "egress" in doc else None,
+        on_item_done=_strings(doc.get("on_item_done")),
+        turn_timeout=float(doc.get("turn_timeout", 1800)),
         raw=dict(doc),
     )

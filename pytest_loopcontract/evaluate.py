@@ -229,6 +229,17 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
             "duration_s": round(time.monotonic() - evidence.started_monotonic, 6),
         },
         tool_version=__version__,
+        egress=_egress_summary(contract, results),
     )
     hooks.plugin_manager().hook.loopcontract_verdict(verdict=document)
     return document
+
+
+def _egress_summary(contract: Contract, results: RunResults) -> dict[str, Any] | None:
+    if contract.egress_allow is None and not results.egress:
+        return None
+    return {
+        "allow": list(contract.egress_allow or ()),
+        "attempts": results.egress,
+        "blocked": sum(1 for a in results.egress if not a.get("allowed")),
+    }

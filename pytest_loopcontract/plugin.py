@@ -23,6 +23,7 @@ __all__ = ["ResultCollector"]
 
 METRIC_PREFIX = "loop_metric:"
 DOD_PROPERTY = "loop_dod"
+EGRESS_PROPERTY = "loop_egress"
 DEFAULT_VERDICT = ".loop-contract/verdict.json"
 _CONTRACT_DEFAULT = "loopcontract.yml"
 
@@ -62,6 +63,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="loop_contract_nonce",
         help="(launcher) nonce to echo in the raw results",
     )
+    group.addoption(
+        "--loop-contract-egress",
+        action="store",
+        default=None,
+        dest="loop_contract_egress",
+        help="(launcher) JSON list of hosts the tests may connect to; others are blocked",
+    )
     parser.addini("loop_contract", "path of the loop contract; enables the plugin", default="")
     parser.addini("loop_contract_verdict", "where to write the verdict JSON", default="")
 
@@ -74,10 +82,6 @@ def pytest_configure(config: pytest.Config) -> None:
     contract = config.getoption("loop_contract") or config.getini("loop_contract")
     if not raw and not contract:
         return
-    if hasattr(config, "workerinput"):
-        # xdist worker: outcomes travel to the controller through the report stream.
-        config.pluginmanager.register(_WorkerMarks(), "loopcontract-worker")
-        return
     loaded = None
     if not raw:
         from .contract import ContractError
@@ -87,8 +91,52 @@ def pytest_configure(config: pytest.Config) -> None:
             loaded = load_for_session(config, str(contract))
         except ContractError as exc:
             pytest.exit(f"loop-contract: contract invalid: {exc}", returncode=26)
+    allow = _egress_allow(config, loaded)
+    if allow is not None:
+        from . import egress
+
+        config.pluginmanager.register(_EgressReporter(egress.install(allow)), "loopcontract-egress")
+    if hasattr(config, "workerinput"):
+        # xdist worker: outcomes travel to the controller through the report stream.
+        config.pluginmanager.register(_WorkerMarks(), "loopcontract-worker")
+        return
     collector = ResultCollector(config, raw_path=raw, contract=loaded)
     config.pluginmanager.register(collector, "loopcontract-collector")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if config.pluginmanager.has_plugin("loopcontract-egress"):
+        from . import egress
+
+        egress.uninstall()
+
+
+def _egress_allow(config: pytest.Config, contract: Contract | None) -> list[str] | None:
+    option = config.getoption("loop_contract_egress")
+    if option:
+        import json
+
+        hosts = json.loads(option)
+        if not isinstance(hosts, list):
+            raise pytest.UsageError("--loop-contract-egress takes a JSON list of host names")
+        return [str(h) for h in hosts]
+    if contract is not None and contract.egress_allow is not None:
+        return list(contract.egress_allow)
+    return None
+
+
+class _EgressReporter:
+    """Moves the attempts seen during each test phase onto the test's user_properties, so
+    they reach the controller's reports even from an xdist worker."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item) -> Any:
+        for attempt in self.policy.take_attempts():
+            item.user_properties.append((EGRESS_PROPERTY, attempt))
+        return (yield)
 
 
 class _WorkerMarks:
@@ -151,6 +199,7 @@ class ResultCollector:
         self.marks: dict[str, list[str]] = {}
         self.collect_errors: list[dict[str, str]] = []
         self.deselected: list[str] = []
+        self.egress: list[dict[str, Any]] = []
         self.started = time.monotonic()
         self.started_at = ""
         self.verdict: dict[str, Any] | None = None
@@ -206,6 +255,8 @@ class ResultCollector:
                 ids = self.marks.setdefault(str(value), [])
                 if report.nodeid not in ids:
                     ids.append(report.nodeid)
+            elif key == EGRESS_PROPERTY and isinstance(value, dict):
+                self.egress.append({**value, "test": value.get("test") or report.nodeid})
             elif isinstance(key, str) and key.startswith(METRIC_PREFIX):
                 if not isinstance(value, (int, float)) or isinstance(value, bool):
                     continue
@@ -224,11 +275,17 @@ class ResultCollector:
             deselected=list(self.deselected),
             plugins=loaded_plugins(self.config),
             dod_marks=self.marks,
+            egress=self.egress + self._leftover_egress(),
             pytest_exitstatus=int(exitstatus),
             testsfailed=int(session.testsfailed),
             testscollected=int(session.testscollected),
             duration=time.monotonic() - self.started,
         )
+
+    def _leftover_egress(self) -> list[dict[str, Any]]:
+        """Attempts made outside any test (imports, collection) in this process."""
+        reporter = self.config.pluginmanager.get_plugin("loopcontract-egress")
+        return reporter.policy.take_attempts() if reporter is not None else []
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

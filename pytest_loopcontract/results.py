@@ -48,6 +48,7 @@ class RunResults:
     deselected: list[str] = field(default_factory=list)
     plugins: list[str] = field(default_factory=list)
     dod_marks: dict[str, list[str]] = field(default_factory=dict)
+    egress: list[dict[str, Any]] = field(default_factory=list)
     pytest_exitstatus: int | None = None
     testsfailed: int = 0
     testscollected: int = 0
@@ -84,6 +85,7 @@ class RunResults:
                     str(k): [str(n) for n in _seq(v)]
                     for k, v in dict(data.get("dod_marks") or {}).items()
                 },
+                egress=[dict(e) for e in _seq(data.get("egress")) if isinstance(e, Mapping)],
                 pytest_exitstatus=(
                     None
                     if data.get("pytest_exitstatus") is None

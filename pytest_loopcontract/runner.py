@@ -111,7 +111,11 @@ def run_pytest(
             f"--loop-contract-nonce={nonce}",
             "-p",
             "no:cacheprovider",
+            # A candidate that breaks one module's import still gets every other test run;
+            # the broken file's tests count as errors, not as an interrupted run.
+            "--continue-on-collection-errors",
             f"--rootdir={workdir}",
+            f"--confcutdir={workdir}",
             *extra_args,
         ]
         started = time.monotonic()

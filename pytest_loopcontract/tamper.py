@@ -140,6 +140,22 @@ HARNESS_PATTERNS: tuple[HarnessPattern, ...] = (
         "skips or xfails tests from code",
     ),
     HarnessPattern(
+        "harness_patch",
+        re.compile(
+            r"\b(pytest|_pytest|unittest)(\s*\.\s*\w+)+\s*=(?!=)|"
+            r"\bsetattr\s*\(\s*(pytest|_pytest|unittest)\b"
+        ),
+        "patches pytest or unittest objects",
+    ),
+    HarnessPattern(
+        "harness_detection",
+        re.compile(
+            r"[\"']_?pytest[\"']\s+(not\s+)?in\s+sys\s*\.\s*modules|"
+            r"PYTEST_CURRENT_TEST|PYTEST_VERSION|\bsys\s*\.\s*_called_from_test\b"
+        ),
+        "behaves differently when it detects the test harness",
+    ),
+    HarnessPattern(
         "pytest_env",
         re.compile(
             r"PYTEST_ADDOPTS|PYTEST_PLUGINS|"

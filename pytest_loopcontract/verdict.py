@@ -145,11 +145,12 @@ def build_verdict(
     environment: Mapping[str, Any],
     timing: Mapping[str, Any],
     tool_version: str,
+    egress: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Assemble the verdict document in the shape ``schemas/verdict.schema.json`` fixes."""
     verdict, exit_code, reasons = decide(hard, measured, findings, errors)
     decision = {"pass": "done", "fail": "continue", "error": "continue"}[verdict]
-    return {
+    document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "pytest-loopcontract", "version": tool_version},
         "contract": dict(contract),
@@ -182,6 +183,9 @@ def build_verdict(
         "environment": dict(environment),
         "timing": dict(timing),
     }
+    if egress is not None:
+        document["egress"] = dict(egress)
+    return document
 
 
 def environment_info(commit: str | None, dirty: bool | None) -> dict[str, Any]:

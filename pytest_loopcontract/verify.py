@@ -69,6 +69,23 @@ def _pinned_contract(root: Path, baseline: BaselineRecord) -> Contract:
     return parse_contract(data, Path(baseline.contract_path))
 
 
+def _inside(scratch: Path, relpath: str) -> Path:
+    """``scratch / relpath`` with every folder on the way made a real folder.
+
+    The candidate may have replaced a folder by a symlink to somewhere outside (``tests ->
+    /elsewhere``); writing a pinned file through it would change files outside the scratch
+    copy, so such a symlink (or a file in a folder's place) is removed first.
+    """
+    current = scratch
+    parts = Path(relpath).parts
+    for part in parts[:-1]:
+        current = current / part
+        if current.is_symlink() or (current.exists() and not current.is_dir()):
+            current.unlink()
+        current.mkdir(exist_ok=True)
+    return current / parts[-1]
+
+
 def _restore_pins(
     root: Path, scratch: Path, baseline: BaselineRecord, candidate: set[str], globs: list[str]
 ) -> None:
@@ -77,10 +94,11 @@ def _restore_pins(
         data = blobs[pin.blob]
         if sha256_bytes(data) != pin.sha256:
             raise WorkspaceError(f"pinned object for {path} does not match its SHA-256")
-        target = scratch / path
-        if target.is_symlink() or target.is_dir():
-            remove_tree(target) if target.is_dir() else target.unlink()
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = _inside(scratch, path)
+        if target.is_symlink():
+            target.unlink()
+        elif target.is_dir():
+            remove_tree(target)
         target.write_bytes(data)
         if pin.mode == "100755":
             target.chmod(0o755)
@@ -183,7 +201,9 @@ def verify(
         )
         results = run.results or RunResults(nonce=nonce)
         if run.results is not None and run.exit_code is not None:
-            expected = [*baseline.fail_to_pass, *baseline.pass_to_pass]
+            # A run that ended abnormally (INTERNALERROR, interrupted, ...) is already an
+            # ``error``; the tests it never reached are a consequence, not tampering.
+            expected = [] if errors else [*baseline.fail_to_pass, *baseline.pass_to_pass]
             findings += crosscheck_findings(
                 run.results,
                 nonce=nonce,

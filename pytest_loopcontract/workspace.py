@@ -218,7 +218,8 @@ def is_dirty(root: Path, exclude: Sequence[str] = (STATE_DIR,)) -> bool:
 @lru_cache(maxsize=512)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
     anchored = "/" in pattern.rstrip("/")
-    pattern = pattern.lstrip("/")
+    # "docs/" names a folder: the "(?:/.*)?" tail below covers what is under it.
+    pattern = pattern.strip("/")
     out = []
     i = 0
     while i < len(pattern):

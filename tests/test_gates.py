@@ -81,7 +81,9 @@ def test_dod_requires_every_test_to_pass() -> None:
     assert results[2].tests == (("t.py::gone", "missing"),)
 
 
-@pytest.mark.parametrize("outcome", ["failed", "error", "skipped", "xfailed", "xpassed", "deselected"])
+@pytest.mark.parametrize(
+    "outcome", ["failed", "error", "skipped", "xfailed", "xpassed", "deselected"]
+)
 def test_only_passed_counts(outcome: str) -> None:
     [result] = gates.evaluate_dod([Item("a", "A", ("t::x",))], {"t::x": outcome}, {})
     assert result.status == "failed"
@@ -115,9 +117,15 @@ def test_selected_and_command_gates() -> None:
 @pytest.mark.parametrize(
     "observed, op, threshold, expected",
     [
-        (80, ">=", 80, True), (79.99, ">=", 80, False), (5, "<", 5, False), (5, "<=", 5, True),
-        (1, "==", 1, True), (1, "!=", 1, False), (2, ">", 1, True),
-        (math.nan, "!=", 1, False), (math.nan, "<", 1, False),
+        (80, ">=", 80, True),
+        (79.99, ">=", 80, False),
+        (5, "<", 5, False),
+        (5, "<=", 5, True),
+        (1, "==", 1, True),
+        (1, "!=", 1, False),
+        (2, ">", 1, True),
+        (math.nan, "!=", 1, False),
+        (math.nan, "<", 1, False),
     ],
 )
 def test_compare(observed: float, op: str, threshold: float, expected: bool) -> None:
@@ -150,8 +158,14 @@ def test_decide_precedence() -> None:
 outcome_st = st.sampled_from(["passed", "failed", "error", "skipped", "xfailed", "xpassed"])
 
 
-@given(st.dictionaries(st.from_regex(r"t\.py::test_[a-c][0-9]", fullmatch=True), outcome_st,
-                       min_size=1, max_size=12))
+@given(
+    st.dictionaries(
+        st.from_regex(r"t\.py::test_[a-c][0-9]", fullmatch=True),
+        outcome_st,
+        min_size=1,
+        max_size=12,
+    )
+)
 def test_item_done_iff_all_selected_passed(outcomes: dict[str, str]) -> None:
     [result] = gates.evaluate_dod([Item("i", "I", ("t.py::test_*",))], outcomes, {})
     assert (result.status == "done") == all(o == "passed" for o in outcomes.values())

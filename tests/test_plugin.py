@@ -352,3 +352,54 @@ def test_results_path(tmp_path: Path) -> None:
     from pytest_loopcontract.verdict import validate_verdict
 
     assert validate_verdict({})  # an empty document is not a verdict
+
+
+EGRESS_TESTS = """\
+import socket
+import urllib.request
+
+def test_add():
+    from calc import add
+    assert add(2, 3) == 5
+
+def test_blocked_host():
+    # a monkeypatch cannot hide the attempt: the audit hook sits below socket.socket
+    socket.socket.connect = lambda self, addr: None
+    try:
+        socket.getaddrinfo("example.com", 443)
+    except PermissionError as exc:
+        assert "example.com" in str(exc)
+    else:
+        raise AssertionError("egress was not blocked")
+
+def test_loopback_allowed():
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    client = socket.create_connection(server.getsockname())
+    client.close()
+    server.close()
+"""
+
+
+def test_egress_blocks_and_records(pytester: pytest.Pytester) -> None:
+    make_project(pytester, tests=EGRESS_TESTS, extra="egress:\n  allow: [pypi.org]\n")
+    result = pytester.runpytest_subprocess("--loop-contract")
+    assert result.ret == 0, result.stdout.str()
+    verdict = read_verdict(pytester)
+    egress = verdict["egress"]
+    assert egress["allow"] == ["pypi.org"]
+    blocked = [a for a in egress["attempts"] if not a["allowed"]]
+    assert [(a["host"], a["test"]) for a in blocked] == [
+        ("example.com", "test_calc.py::test_blocked_host")
+    ]
+    assert egress["blocked"] == 1
+    assert any(a["host"] == "127.0.0.1" and a["allowed"] for a in egress["attempts"])
+
+
+def test_egress_under_xdist(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    make_project(pytester, tests=EGRESS_TESTS, extra="egress:\n  allow: []\n")
+    result = pytester.runpytest_subprocess("--loop-contract", "-p", "xdist", "-n", "2")
+    assert result.ret == 0, result.stdout.str()
+    assert read_verdict(pytester)["egress"]["blocked"] == 1
