@@ -9,6 +9,7 @@ verdict itself.
 
 from __future__ import annotations
 
+import json
 import secrets
 import tempfile
 import time
@@ -107,6 +108,12 @@ def _restore_pins(
             (scratch / path).unlink(missing_ok=True)
 
 
+def _egress_args(contract: Contract) -> list[str]:
+    if contract.egress_allow is None:
+        return []
+    return [f"--loop-contract-egress={json.dumps(list(contract.egress_allow))}"]
+
+
 def _needs_coverage(contract: Contract) -> bool:
     return any(
         g.metric.startswith("coverage.") and not g.source.get("file")
@@ -186,7 +193,7 @@ def verify(
             nonce=nonce,
             autoload=False,
             plugins=baseline.plugins,
-            extra_args=contract.pytest.args,
+            extra_args=[*contract.pytest.args, *_egress_args(contract)],
             timeout=contract.pytest.timeout,
             coverage_data=coverage_data,
         )

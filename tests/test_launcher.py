@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import assert_valid_verdict, git
+from conftest import assert_valid_verdict, git, init_repo, run_cli
 from test_baseline import (
     BUGGY,
     FIXED,
@@ -977,3 +977,33 @@ def test_restoring_pins_never_writes_through_a_symlinked_folder(tmp_path: Path) 
     assert failing == ["tests/test_core.py::test_triple"]
     # ... and nothing outside the scratch copy was touched
     assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before
+
+
+def test_isolated_run_enforces_egress(tmp_path: Path) -> None:
+    """The launcher passes the pinned contract's egress allow-list into the test run."""
+    import json as _json
+
+    repo = tmp_path / "egress"
+    repo.mkdir()
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (repo / "test_calc.py").write_text(
+        "import socket\nfrom calc import add\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n\n"
+        "def test_net():\n    try:\n        socket.getaddrinfo('example.org', 80)\n"
+        "    except PermissionError:\n        pass\n"
+    )
+    (repo / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
+    (repo / "loopcontract.yml").write_text(
+        "version: 1\nid: eg\ndod:\n  - id: add\n    text: adds\n"
+        "    tests: [test_calc.py::test_add]\n"
+        "egress:\n  allow: [pypi.org]\n"
+    )
+    init_repo(repo)
+    assert run_cli(repo, "baseline").returncode == 0
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    result = run_cli(repo, "verify", "--json")
+    verdict = _json.loads(result.stdout)
+    assert_valid_verdict(verdict)
+    assert verdict["verdict"] == "pass", verdict["reasons"]
+    assert verdict["egress"]["blocked"] == 1
+    assert verdict["egress"]["attempts"][0]["host"] == "example.org"
