@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -163,6 +164,247 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return int(outcome.verdict["exit_code"])
 
 
+def _root() -> Path:
+    from .workspace import find_repo
+
+    return find_repo(Path.cwd())
+
+
+def _adopted(root: Path) -> Any:
+    """The pinned contract of the baseline in ``root``."""
+    from .baseline import load_baseline
+    from .verify import pinned_contract
+
+    return pinned_contract(root, load_baseline(root))
+
+
+def _history(root: Path) -> Any:
+    from .history import History
+    from .workspace import STATE_DIR
+
+    return History(root / STATE_DIR)
+
+
+def cmd_loop(args: argparse.Namespace) -> int:
+    from .loop import LoopError, run_loop
+    from .state import LockHeld
+
+    command = list(args.agent or [])
+    if command and command[0] == "--":
+        command = command[1:]
+    try:
+        return run_loop(
+            _root(), command or None, resume=args.resume, turn_timeout=args.turn_timeout
+        )
+    except (LoopError, LockHeld) as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+
+
+def cmd_spend(args: argparse.Namespace) -> int:
+    from .budget import parse_spend, record_spend
+
+    try:
+        spend = parse_spend(args.tokens, args.usd)
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    result = record_spend(_history(_root()), spend, args.seat)
+    summary = {
+        "tokens": result.spent_total.tokens,
+        "usd": result.spent_total.usd,
+        "tripped": result.tripped,
+        "newly_tripped": result.newly_tripped,
+    }
+    if args.json:
+        _print_json(summary)
+    else:
+        print(
+            f"spent so far: {result.spent_total.tokens} tokens, ${result.spent_total.usd:.4f}"
+            + (f"; budget tripped: {', '.join(result.tripped)}" if result.tripped else "")
+        )
+    return result.exit_code
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    from . import clearance
+    from .agent_hooks import check_command
+    from .state import reduce
+    from .verdict import EXIT_AWAIT_HUMAN
+
+    root = _root()
+    if args.action == "check":
+        command = list(args.cmd or [])
+        if command and command[0] == "--":
+            command = command[1:]
+        if not command:
+            _err("usage: loop-contract checkpoint check -- COMMAND...")
+            return EXIT_USAGE
+        matches, request = check_command(root, command if len(command) > 1 else command[0])
+        if args.json:
+            _print_json(
+                {
+                    "status": request.status if request else "clear",
+                    "id": request.id if request else None,
+                    "matches": [
+                        {"pattern_id": m.pattern_id, "message": m.message, "evidence": m.evidence}
+                        for m in matches
+                    ],
+                }
+            )
+        elif request is None:
+            print("clear: no checkpoint matches")
+        else:
+            for match in matches:
+                print(f"  {match.pattern_id}: {match.message} ({match.evidence})")
+            print(
+                f"{request.status}: {request.id}"
+                + (
+                    ""
+                    if request.status != "pending"
+                    else f" - a person clears it: loop-contract checkpoint resolve {request.id} "
+                    "--by NAME"
+                )
+            )
+        return 0 if request is None or request.status == "cleared" else EXIT_AWAIT_HUMAN
+    history = _history(root)
+    if args.action == "list":
+        records = history.read().records
+        state = reduce(records)
+        entries = [
+            cp for cp in state["checkpoints"].values() if args.all or cp.get("status") == "pending"
+        ]
+        if args.json:
+            _print_json(entries)
+        else:
+            if not entries:
+                print("no pending checkpoints")
+            for cp in entries:
+                by = f" by {cp['by']}" if cp.get("by") else ""
+                print(
+                    f"{cp['id']} [{cp.get('status')}{by}] {cp.get('kind')}: "
+                    f"{cp.get('message')} :: {cp.get('subject')}"
+                )
+        return 0
+    try:
+        record = clearance.resolve(
+            history, args.id, by=args.by or "", deny=args.deny, note=args.note or ""
+        )
+    except clearance.ClearanceError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    done = "approved" if record.data["decision"] == "approve" else "denied"
+    print(f"{args.id} {done} by {record.data['by']}")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    import json as _json
+
+    from .budget import elapsed_seconds, now_instant, start_instant
+    from .state import reduce
+    from .status import render_status, status_document
+    from .workspace import STATE_DIR
+
+    root = _root()
+    contract = _adopted(root)
+    read = _history(root).read()
+    state = reduce(read.records)
+    verdict = None
+    with contextlib.suppress(OSError, ValueError):
+        verdict = _json.loads((root / STATE_DIR / "verdict.json").read_text("utf-8"))
+    start = start_instant(state)
+    minutes = elapsed_seconds(start, now_instant()) / 60 if start else 0.0
+    doc = status_document(contract, state, verdict, minutes)
+    doc["history"] = {"records": len(read.records), "problems": read.messages()}
+    if args.json:
+        _print_json(doc)
+    else:
+        for line in render_status(doc):
+            print(line)
+        for problem in read.messages():
+            print(f"history: {problem}")
+    return 0
+
+
+def cmd_next(args: argparse.Namespace) -> int:
+    from .items import claim_next
+
+    root = _root()
+    item = claim_next(root, _adopted(root))
+    if args.json:
+        _print_json(item)
+    elif item is None:
+        print("every DoD item is done")
+    else:
+        print(f"next: {item['id']}: {item['text']}")
+        for test in item["tests"]:
+            print(f"  must pass: {test}")
+        print(f"  (tests marked {item['marker']} count too); then: loop-contract done {item['id']}")
+    return 0
+
+
+def cmd_done(args: argparse.Namespace) -> int:
+    from .items import ItemError, mark_done
+    from .verdict import EXIT_NOT_MET
+
+    root = _root()
+    try:
+        result = mark_done(root, _adopted(root), args.item)
+    except ItemError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    if args.json:
+        _print_json(
+            {
+                "item": result.item,
+                "done": result.done,
+                "failing": result.failing,
+                "hook_exit": result.hook_exit,
+            }
+        )
+    elif result.done:
+        hook = "" if result.hook_exit is None else f" (on_item_done exited {result.hook_exit})"
+        print(f"{result.item}: done, shown by an isolated verification{hook}")
+    else:
+        print(f"{result.item}: NOT done - the verifier says so, whatever the agent says:")
+        for test in result.failing:
+            print(f"  {test['outcome']}: {test['nodeid']}")
+    return 0 if result.done else EXIT_NOT_MET
+
+
+def cmd_amend(args: argparse.Namespace) -> int:
+    from .items import ItemError, amend
+
+    root, rel = _repo_and_contract(args.contract)
+    try:
+        item = amend(root, rel, text=args.add, tests=list(args.tests or []), by=args.by or "")
+    except ItemError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    print(f"added DoD item {item!r}; contract re-pinned by {args.by}")
+    return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from . import agent_hooks
+
+    root = _root()
+    if args.action == "install":
+        try:
+            if args.target == "pre-push":
+                path = agent_hooks.install_pre_push(root)
+            else:
+                path = agent_hooks.install_claude_code(root)
+        except (OSError, ValueError) as exc:
+            _err(str(exc))
+            return EXIT_USAGE
+        print(f"installed {args.target} hook: {path}")
+        return 0
+    stdin_text = "" if sys.stdin.isatty() else sys.stdin.read()
+    return agent_hooks.run_hook(args.target, root, stdin_text, list(args.rest or []))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loop-contract",
@@ -210,6 +452,62 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep-scratch", action="store_true", help="keep the scratch copy for debugging"
     )
     p.set_defaults(func=cmd_verify)
+
+    p = add("loop", "run an agent in a governed loop: turn, verify, decide, repeat")
+    p.add_argument("--resume", action="store_true", help="continue the recorded loop")
+    p.add_argument("--turn-timeout", type=float, help="seconds per agent turn")
+    p.add_argument(
+        "agent",
+        nargs=argparse.REMAINDER,
+        help="-- AGENT ARGS... ({prompt} / {prompt_file} placeholders, else stdin)",
+    )
+    p.set_defaults(func=cmd_loop)
+
+    p = add("spend", "report tokens and dollars spent (trips the budget caps)")
+    p.add_argument("--tokens", default=None, help="tokens used by the call")
+    p.add_argument("--usd", default=None, help="dollars spent by the call")
+    p.add_argument("--seat", help="which seat (agent) spent it")
+    p.set_defaults(func=cmd_spend)
+
+    p = add("checkpoint", "dangerous actions that wait for a named person")
+    cp = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    c = cp.add_parser("check", help="exit 0 if the command is clear, 24 with a pending id if not")
+    c.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    c.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND...")
+    c = cp.add_parser("list", help="pending checkpoints (--all: every one)")
+    c.add_argument("--all", action="store_true")
+    c.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    c = cp.add_parser("resolve", help="approve (or --deny) a checkpoint, by name")
+    c.add_argument("id")
+    c.add_argument("--by", required=True, metavar="NAME")
+    c.add_argument("--deny", action="store_true")
+    c.add_argument("--note")
+    p.set_defaults(func=cmd_checkpoint)
+
+    p = add("status", "goal, items, iterations, budgets, pending checkpoints, last verdict")
+    p.set_defaults(func=cmd_status)
+
+    p = add("next", "claim the next DoD item that is not done")
+    p.set_defaults(func=cmd_next)
+
+    p = add("done", "mark an item done - only if an isolated verification shows it passing")
+    p.add_argument("item")
+    p.set_defaults(func=cmd_done)
+
+    p = add("amend", "a person adds a DoD criterion mid-loop (re-pins the contract)")
+    p.add_argument("--add", required=True, metavar="TEXT")
+    p.add_argument("--tests", nargs="*", metavar="SELECTOR", default=[])
+    p.add_argument("--by", required=True, metavar="NAME")
+    p.set_defaults(func=cmd_amend)
+
+    p = add("hook", "install or run git / agent-CLI hooks")
+    hp = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    h = hp.add_parser("install", help="install a hook: pre-push | claude-code")
+    h.add_argument("target", choices=["pre-push", "claude-code"])
+    h = hp.add_parser("run", help="(called by the hooks) run one hook event")
+    h.add_argument("target", choices=["pre-push", "claude-pre-tool-use", "claude-stop"])
+    h.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_hook)
     return parser
 
 

@@ -53,6 +53,7 @@ class Evidence:
     commit: str | None = None
     dirty: bool | None = None
     command_env: Mapping[str, str] | None = None
+    checkpoints: list[Reason] = field(default_factory=list)
 
 
 def _tail(path: Path) -> str:
@@ -215,6 +216,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
         measured=measured,
         findings=evidence.findings,
         errors=evidence.errors,
+        checkpoints=evidence.checkpoints,
         tests=tests,
         baseline={
             "recorded": evidence.pass_to_pass is not None,

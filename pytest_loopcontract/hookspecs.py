@@ -7,7 +7,7 @@ they double as the reference implementation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pluggy
@@ -36,3 +36,9 @@ def loopcontract_verdict(verdict: Mapping[str, Any]) -> None:
 
     The document is read-only by convention: the verdict's outcome belongs to the gates.
     """
+
+
+@hookspec
+def loopcontract_checkpoint_patterns() -> Sequence[Any]:  # type: ignore[empty-body]
+    """Return extra checkpoint patterns (:class:`~.checkpoints.Pattern`) to apply everywhere:
+    command checks, diff scans of ``verify``, the pre-push hook and agent hooks."""

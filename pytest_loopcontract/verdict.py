@@ -102,16 +102,20 @@ def decide(
     measured: Sequence[GateResult],
     findings: Sequence[Finding],
     errors: Sequence[Reason],
+    checkpoints: Sequence[Reason] = (),
 ) -> tuple[str, int, list[Reason]]:
     """Turn gate outcomes into (verdict, exit code, reasons).
 
     Tampering outranks everything (exit 25) because a run that was interfered with proves
-    nothing; a run that could not be measured is an ``error``; otherwise any blocking gate fails.
+    nothing; a dangerous change waiting on a person comes next (exit 24); a run that could not
+    be measured is an ``error``; otherwise any blocking gate fails. A checkpoint a person
+    denied is a failure the agent must undo.
     """
     reasons: list[Reason] = []
     blocking_findings = [f for f in findings if not f.allowed]
     for finding in blocking_findings:
         reasons.append(Reason("tamper_detected", f"{finding.code}: {finding.message}"))
+    reasons.extend(checkpoints)
     reasons.extend(errors)
     for gate in hard:
         if gate.blocking:
@@ -123,6 +127,8 @@ def decide(
             reasons.append(Reason("measured_gate_failed", f"{gate.id}: {gate.message}"))
     if blocking_findings:
         return "fail", EXIT_TAMPER, reasons
+    if any(c.code == "checkpoint_pending" for c in checkpoints):
+        return "fail", EXIT_AWAIT_HUMAN, reasons
     if errors:
         return "error", EXIT_NOT_MET, reasons
     if reasons:
@@ -146,10 +152,13 @@ def build_verdict(
     timing: Mapping[str, Any],
     tool_version: str,
     egress: Mapping[str, Any] | None = None,
+    checkpoints: Sequence[Reason] = (),
 ) -> dict[str, Any]:
     """Assemble the verdict document in the shape ``schemas/verdict.schema.json`` fixes."""
-    verdict, exit_code, reasons = decide(hard, measured, findings, errors)
+    verdict, exit_code, reasons = decide(hard, measured, findings, errors, checkpoints)
     decision = {"pass": "done", "fail": "continue", "error": "continue"}[verdict]
+    if exit_code == EXIT_AWAIT_HUMAN:
+        decision = "await_human"
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "pytest-loopcontract", "version": tool_version},

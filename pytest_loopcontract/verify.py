@@ -13,13 +13,16 @@ import json
 import secrets
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .baseline import BaselineRecord, load_baseline
+from .checkpoint_gate import diff_checkpoints
 from .contract import Contract, parse_contract
 from .evaluate import Evidence, evaluate, utc_now
+from .history import History
+from .progress import diff_hash, progress_key
 from .results import RunResults
 from .runner import clean_env, run_pytest
 from .sensors import added_lines_from_diff
@@ -44,7 +47,7 @@ from .workspace import (
     tree_of,
 )
 
-__all__ = ["VerifyOutcome", "verify"]
+__all__ = ["VerifyOutcome", "pinned_contract", "verify"]
 
 DEFAULT_VERDICT = f"{STATE_DIR}/verdict.json"
 
@@ -55,9 +58,11 @@ class VerifyOutcome:
     verdict_path: Path
     launcher_seconds: float
     pytest_seconds: float
+    changed: list[str] = field(default_factory=list)
+    progress_key: str = ""
 
 
-def _pinned_contract(root: Path, baseline: BaselineRecord) -> Contract:
+def pinned_contract(root: Path, baseline: BaselineRecord) -> Contract:
     """The contract as adopted at baseline; the candidate's copy is only evidence."""
     pin = baseline.pins.get(baseline.contract_path)
     if pin is None:
@@ -156,11 +161,12 @@ def verify(
     candidate_ref: str | None = None,
     verdict_path: Path | None = None,
     keep_scratch: bool = False,
+    history: History | None = None,
 ) -> VerifyOutcome:
     """Verify the working tree (or ``candidate_ref``) of ``root`` against its baseline."""
     started, t0 = utc_now(), time.monotonic()
     baseline = load_baseline(root)
-    contract = _pinned_contract(root, baseline)
+    contract = pinned_contract(root, baseline)
     globs = list(baseline.protected_globs)
     allow = list(contract.protect.allow)
 
@@ -178,6 +184,9 @@ def verify(
     findings += pin_findings(baseline.pins, files, globs, allow, baseline.contract_path)
     findings += boundary_findings(changed, contract.boundaries.allow, contract.boundaries.deny)
     findings += harness_findings(patch, allow, test_globs=[*globs, "test_*.py", "*_test.py"])
+    gate_checks = diff_checkpoints(
+        history or History(root / STATE_DIR), contract, patch, [p for _, p in changed]
+    )
 
     nonce = secrets.token_hex(16)
     scratch = make_scratch()
@@ -236,6 +245,7 @@ def verify(
             commit=commit,
             dirty=dirty,
             command_env=clean_env(autoload=True),
+            checkpoints=gate_checks,
         )
         document = evaluate(contract, results, evidence)
         launcher_seconds = launcher_before + (time.monotonic() - t_after)
@@ -245,4 +255,12 @@ def verify(
         remove_tree(private)
     target = verdict_path or root / DEFAULT_VERDICT
     write_json_atomic(target, document)
-    return VerifyOutcome(document, target, launcher_seconds, run.duration)
+    failing = [t["nodeid"] for t in document["tests"] if t["outcome"] != "passed"]
+    return VerifyOutcome(
+        document,
+        target,
+        launcher_seconds,
+        run.duration,
+        changed=[p for _, p in changed],
+        progress_key=progress_key(diff_hash(patch), failing),
+    )
