@@ -103,6 +103,12 @@ def main() -> int:
     print("  " + "\n  ".join(tail[start:]))
     if proc.returncode != 0:
         failures += 1
+    print("\n== the governed loop, stopping for each reason (examples/loop_demo.py)", flush=True)
+    loop = subprocess.run(
+        [sys.executable, str(HERE / "loop_demo.py"), "--workdir", str(base / "loop-demo")],
+        check=False,
+    )
+    failures += loop.returncode != 0
     print(
         "\ndemo "
         + (

@@ -568,7 +568,26 @@ def _semantic_problems(doc: Mapping[str, Any], places: _Places) -> list[_Problem
         *_duplicates(checkpoints, "id", "checkpoint id", places),
         *_duplicates(_entries(("seats",), doc.get("seats", [])), "name", "seat name", places),
         *_no_gates(gates, places),
+        *_bad_regexes(checkpoints, places),
     ]
+
+
+def _bad_regexes(
+    entries: Sequence[tuple[FieldPath, Mapping[str, Any]]], places: _Places
+) -> list[_Problem]:
+    """A checkpoint pattern that does not compile would silently never match."""
+    import re
+
+    problems = []
+    for path, item in entries:
+        try:
+            re.compile(str(item["pattern"]))
+        except re.error as exc:
+            mark = places.value_mark((*path, "pattern"))
+            problems.append(_Problem(
+                f"not a valid regular expression: {exc}", (*path, "pattern"), mark, mark.index
+            ))
+    return problems
 
 
 def _entries(

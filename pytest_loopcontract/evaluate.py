@@ -7,7 +7,6 @@ gathered around the run (pins, diff, cross-checks) differ between them.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import tempfile
@@ -20,6 +19,7 @@ from typing import Any
 
 from . import __version__, gates, hooks, sensors
 from .contract import Contract, HardGate
+from .processes import kill_group
 from .results import RunResults
 from .verdict import Finding, Reason, build_verdict, environment_info
 
@@ -94,17 +94,9 @@ def run_command_gate(
                 code: int | None = proc.wait(timeout=gate.timeout)
                 error = ""
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
+                kill_group(proc)
                 code, error = None, f"timed out after {gate.timeout:g}s"
         return gates.evaluate_command(gate.id, gate.run, gate.expect_exit, code, _tail(out), error)
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    import signal
-
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 def _outcomes_with_collect_errors(results: RunResults) -> dict[str, str]:

@@ -7,10 +7,8 @@ exhaust memory), and a timeout kills its whole process group.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -19,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .processes import kill_group
 from .results import RunResults
 
 __all__ = ["PytestRun", "clean_env", "run_pytest"]
@@ -134,9 +133,7 @@ def run_pytest(
                 code: int | None = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                kill_group(proc)
                 code = None
         duration = time.monotonic() - started
         results, error = _read_results(raw)

@@ -541,3 +541,16 @@ def test_edited_contracts_fail_only_with_contract_errors(data: st.DataObject) ->
     except ContractError as exc:
         assert exc.line is not None and 1 <= exc.line <= text.count("\n") + 2
         assert exc.field_path
+
+
+def test_checkpoint_regex_is_compiled_at_load(tmp_path: Path) -> None:
+    path = tmp_path / "loopcontract.yml"
+    path.write_text(
+        "version: 1\nid: x\ncheckpoints:\n  add:\n"
+        "    - id: bad\n      pattern: '(unclosed'\n      kind: command\n"
+    )
+    with pytest.raises(ContractError) as info:
+        load_contract(path)
+    assert "6:16" in str(info.value)
+    assert "checkpoints.add[0].pattern" in str(info.value)
+    assert "regular expression" in str(info.value)
