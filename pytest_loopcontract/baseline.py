@@ -17,7 +17,6 @@ from typing import Any
 from . import gates
 from .contract import Contract, parse_contract
 from .evaluate import utc_now
-from .runner import run_pytest
 from .tamper import protected_paths
 from .verdict import write_json_atomic
 from .workspace import (
@@ -150,6 +149,8 @@ def take_baseline(root: Path, contract_relpath: str, base_ref: str | None = None
         )
     contract_blob = read_blobs(root, [files[contract_relpath].blob])[files[contract_relpath].blob]
     contract = parse_contract(contract_blob, Path(contract_relpath))
+
+    from .runner import run_pytest  # the launcher's machinery, only needed here
 
     scratch = make_scratch("loopcontract-baseline-")
     try:

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import __version__, gates, hooks, sensors
+from . import __version__, gates, hooks
 from .contract import Contract, HardGate
 from .processes import kill_group
 from .results import RunResults
@@ -159,19 +159,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
             )
         )
 
-    context = sensors.SensorContext(
-        workdir=evidence.workdir,
-        tests=results.tests,
-        recorded=results.metrics,
-        coverage_data=evidence.coverage_data,
-        changed_lines=evidence.changed_lines,
-        env=evidence.command_env,
-    )
-    sources = hooks.metric_sources()
-    measured = [
-        gates.evaluate_measured(gate, sensors.observe(gate, context, sources))
-        for gate in contract.measured_gates
-    ]
+    measured = _measure(contract, results, evidence) if contract.measured_gates else []
 
     tests = [
         {
@@ -227,6 +215,25 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
     )
     hooks.plugin_manager().hook.loopcontract_verdict(verdict=document)
     return document
+
+
+def _measure(contract: Contract, results: RunResults, evidence: Evidence) -> list[gates.GateResult]:
+    """Measured gates; the sensors (and coverage.py) load only when a contract has some."""
+    from . import sensors
+
+    context = sensors.SensorContext(
+        workdir=evidence.workdir,
+        tests=results.tests,
+        recorded=results.metrics,
+        coverage_data=evidence.coverage_data,
+        changed_lines=evidence.changed_lines,
+        env=evidence.command_env,
+    )
+    sources = hooks.metric_sources()
+    return [
+        gates.evaluate_measured(gate, sensors.observe(gate, context, sources))
+        for gate in contract.measured_gates
+    ]
 
 
 def _egress_summary(contract: Contract, results: RunResults) -> dict[str, Any] | None:

@@ -7,13 +7,15 @@ protected files are compared with their pins, so file-level tampering is caught 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .baseline import BaselineRecord, baseline_path, load_baseline
-from .contract import Contract, load_contract
+from .contract import Contract, load_contract, parse_validated
 from .evaluate import Evidence, evaluate
 from .results import RunResults
 from .tamper import pin_findings
@@ -42,7 +44,26 @@ def resolve_contract_path(config: pytest.Config, configured: str) -> Path:
 
 
 def load_for_session(config: pytest.Config, configured: str) -> Contract:
-    return load_contract(resolve_contract_path(config, configured))
+    """Load the contract; bytes already validated and pinned at baseline skip the schema."""
+    path = resolve_contract_path(config, configured)
+    pinned = _pinned_contract_sha(Path(config.rootpath))
+    if pinned is not None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return load_contract(path)
+        if hashlib.sha256(data).hexdigest() == pinned:
+            return parse_validated(data, path)
+    return load_contract(path)
+
+
+def _pinned_contract_sha(root: Path) -> str | None:
+    try:
+        data = json.loads(baseline_path(root).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    sha = data.get("contract_sha256") if isinstance(data, dict) else None
+    return sha if isinstance(sha, str) else None
 
 
 def _repo_evidence(
@@ -109,29 +130,35 @@ def verdict_in_process(
 
 
 def incomplete_verdict(
-    config: pytest.Config, contract: Contract, nonce: str, started: str, t0: float
+    config: pytest.Config, contract: Contract, nonce: str, started: str
 ) -> dict[str, Any]:
-    """The verdict a run that never reaches its end leaves behind: ``error``, not stale."""
-    evidence = Evidence(
+    """The verdict a run that never reaches its end leaves behind: ``error``, not stale.
+
+    Built straight from the verdict model (no gates, no sensors), so it costs next to nothing.
+    """
+    from . import __version__
+    from .verdict import build_verdict, environment_info
+
+    return build_verdict(
+        contract={
+            "path": _relpath(contract, Path(config.rootpath)),
+            "id": contract.id,
+            "sha256": contract.sha256,
+            "mode": contract.mode,
+        },
         trust="in-process",
         nonce=nonce,
-        workdir=Path(config.rootpath),
-        contract_relpath=_relpath(contract, Path(config.rootpath)),
-        started=started,
-        started_monotonic=t0,
+        dod=[],
+        hard=[],
+        measured=[],
+        findings=[],
         errors=[Reason("run_incomplete", "the test run started but never finished")],
+        tests=[],
+        baseline={"fail_to_pass": [], "pass_to_pass": [], "recorded": False},
+        environment=environment_info(None, None),
+        timing={"started": started, "finished": started, "duration_s": 0.0},
+        tool_version=__version__,
     )
-    empty = Contract(
-        path=contract.path,
-        sha256=contract.sha256,
-        version=contract.version,
-        id=contract.id,
-        goal=contract.goal,
-        mode=contract.mode,
-        dod=contract.dod,
-        hard_gates=(),
-    )
-    return evaluate(empty, RunResults(nonce=nonce), evidence)
 
 
 def _relpath(contract: Contract, root: Path) -> str:

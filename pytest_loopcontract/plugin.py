@@ -220,9 +220,7 @@ class ResultCollector:
         assert self.contract is not None
         write_json_atomic(
             self.verdict_path(),
-            incomplete_verdict(
-                self.config, self.contract, self.nonce, self.started_at, self.started
-            ),
+            incomplete_verdict(self.config, self.contract, self.nonce, self.started_at),
         )
 
     # -- collection -----------------------------------------------------------------------

@@ -228,7 +228,7 @@ def validate_verdict(document: Mapping[str, Any]) -> list[str]:
 
 def write_json_atomic(path: str | os.PathLike[str], document: Any) -> None:
     """Write a JSON document atomically (see :func:`write_bytes_atomic`)."""
-    text = json.dumps(document, indent=2) + "\n"
+    text = json.dumps(document, separators=(",", ":"), ensure_ascii=False) + "\n"
     write_bytes_atomic(path, text.encode("utf-8"))
 
 

@@ -13,6 +13,7 @@ import json
 import secrets
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from .tamper import boundary_findings, crosscheck_findings, harness_findings, pi
 from .verdict import Finding, Reason, write_json_atomic
 from .workspace import (
     STATE_DIR,
+    TreeEntry,
     WorkspaceError,
     changed_paths,
     diff_text,
@@ -41,10 +43,12 @@ from .workspace import (
     purge_bytecode,
     read_blobs,
     remove_tree,
+    remove_tree_later,
     resolve_commit,
     sha256_bytes,
     snapshot_worktree,
     tree_of,
+    tree_size,
 )
 
 __all__ = ["VerifyOutcome", "pinned_contract", "verify"]
@@ -93,10 +97,23 @@ def _inside(scratch: Path, relpath: str) -> Path:
 
 
 def _restore_pins(
-    root: Path, scratch: Path, baseline: BaselineRecord, candidate: set[str], globs: list[str]
+    root: Path,
+    scratch: Path,
+    baseline: BaselineRecord,
+    candidate: Mapping[str, TreeEntry],
+    globs: list[str],
 ) -> None:
-    blobs = read_blobs(root, (pin.blob for pin in baseline.pins.values()))
-    for path, pin in baseline.pins.items():
+    """Give every pinned path its baseline bytes (only where the candidate's differ) and drop
+    new files under protected patterns."""
+    differing = {
+        path: pin
+        for path, pin in baseline.pins.items()
+        if (entry := candidate.get(path)) is None
+        or entry.blob != pin.blob
+        or entry.mode != pin.mode
+    }
+    blobs = read_blobs(root, (pin.blob for pin in differing.values()))
+    for path, pin in differing.items():
         data = blobs[pin.blob]
         if sha256_bytes(data) != pin.sha256:
             raise WorkspaceError(f"pinned object for {path} does not match its SHA-256")
@@ -189,12 +206,12 @@ def verify(
     )
 
     nonce = secrets.token_hex(16)
-    scratch = make_scratch()
+    scratch = make_scratch(tree_bytes=tree_size(root, tree))
     private = Path(tempfile.mkdtemp(prefix="loopcontract-private-"))
     try:
         export_tree(root, tree, scratch)
         purge_bytecode(scratch)
-        _restore_pins(root, scratch, baseline, set(files), globs)
+        _restore_pins(root, scratch, baseline, files, globs)
         coverage_data = private / "coverage.data" if _needs_coverage(contract) else None
         launcher_before = time.monotonic() - t0
         run = run_pytest(
@@ -251,7 +268,7 @@ def verify(
         launcher_seconds = launcher_before + (time.monotonic() - t_after)
     finally:
         if not keep_scratch:
-            remove_tree(scratch)
+            remove_tree_later(scratch)
         remove_tree(private)
     target = verdict_path or root / DEFAULT_VERDICT
     write_json_atomic(target, document)

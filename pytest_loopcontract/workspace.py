@@ -135,11 +135,25 @@ def snapshot_worktree(root: Path, exclude: Sequence[str] = (STATE_DIR,)) -> str:
     Uses a throwaway index so the user's staging area is never touched.
     """
     with tempfile.TemporaryDirectory(prefix="loopcontract-index-") as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        index = Path(tmp) / "index"
+        _seed_index(root, index)
+        env = {"GIT_INDEX_FILE": str(index)}
         git(root, "add", "-A", "--", ".", env=env)
         if exclude:
             git(root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *exclude, env=env)
         return git(root, "write-tree", env=env).decode().strip()
+
+
+def _seed_index(root: Path, index: Path) -> None:
+    """Start the throwaway index from a copy of the real one: its stat data lets ``git add``
+    skip re-hashing unchanged files. Only a copy is used, so the user's index is untouched."""
+    try:
+        real = Path(git(root, "rev-parse", "--git-path", "index").decode().strip())
+        if not real.is_absolute():
+            real = root / real
+        shutil.copyfile(real, index)
+    except (OSError, WorkspaceError):
+        index.unlink(missing_ok=True)
 
 
 def list_tree(root: Path, tree: str) -> dict[str, TreeEntry]:
@@ -249,20 +263,77 @@ def match_glob(path: str, pattern: str) -> bool:
     return _glob_regex(pattern).fullmatch(path) is not None
 
 
+@lru_cache(maxsize=64)
+def _globs_regex(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{_glob_regex(p).pattern})" for p in patterns))
+
+
 def matches_any(path: str, patterns: Iterable[str]) -> bool:
-    return any(match_glob(path, p) for p in patterns)
+    """Whether any glob matches; the globs are compiled once into one alternation."""
+    regex = _globs_regex(tuple(patterns))
+    return regex is not None and regex.fullmatch(path) is not None
 
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def make_scratch(prefix: str = "loopcontract-scratch-") -> Path:
-    return Path(tempfile.mkdtemp(prefix=prefix))
+SCRATCH_ENV = "LOOP_CONTRACT_SCRATCH"
+_TMPFS = Path("/dev/shm")
+
+
+def scratch_parent(tree_bytes: int) -> str | None:
+    """Where scratch copies go: ``$LOOP_CONTRACT_SCRATCH`` if set, else a memory-backed tmpfs
+    when there is one with room to spare (writing thousands of small files to a busy disk is
+    the launcher's largest fixed cost), else the system temp folder."""
+    configured = os.environ.get(SCRATCH_ENV)
+    if configured:
+        return configured
+    try:
+        free = shutil.disk_usage(_TMPFS).free
+    except OSError:
+        return None
+    if os.access(_TMPFS, os.W_OK) and free > 4 * tree_bytes + (256 << 20):
+        return str(_TMPFS)
+    return None
+
+
+def make_scratch(prefix: str = "loopcontract-scratch-", tree_bytes: int | None = None) -> Path:
+    parent = scratch_parent(tree_bytes) if tree_bytes is not None else None
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+
+
+def tree_size(root: Path, tree: str) -> int:
+    """Total bytes of the blobs in a tree (``git ls-tree -l``)."""
+    out = git(root, "ls-tree", "-r", "-l", "-z", "--full-tree", tree)
+    total = 0
+    for record in out.split(b"\0"):
+        meta = record.partition(b"\t")[0].split()
+        if len(meta) == 4 and meta[3].isdigit():
+            total += int(meta[3])
+    return total
 
 
 def remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_tree_later(path: Path) -> None:
+    """Delete a scratch copy without waiting for it (the verdict is already written)."""
+    import subprocess
+
+    try:
+        subprocess.Popen(
+            ["rm", "-rf", "--", str(path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        remove_tree(path)
 
 
 def purge_bytecode(root: Path) -> None:
