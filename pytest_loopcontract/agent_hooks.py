@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -24,9 +25,9 @@ from .baseline import baseline_path, load_baseline
 from .checkpoint_gate import contract_patterns
 from .checkpoints import Match, scan_command, scan_diff
 from .history import History
-from .state import reduce
+from .state import LockHeld, LoopLock, reduce
 from .verdict import write_json_atomic
-from .workspace import STATE_DIR, git, resolve_commit
+from .workspace import STATE_DIR, WorkspaceError, git, resolve_commit
 
 __all__ = [
     "check_command",
@@ -95,19 +96,44 @@ def _protected(ref: str, protected: Sequence[str]) -> bool:
     return any(match_glob(_branch(ref), p) for p in protected)
 
 
-def _push_base(root: Path, local_sha: str, remote_sha: str) -> str | None:
-    """What the pushed commits should be diffed against; None means the empty tree."""
-    if remote_sha != ZERO_SHA:
-        try:
-            resolve_commit(root, remote_sha)
-            return remote_sha
-        except Exception:
-            pass  # the remote tip is not here (force push over unknown history)
-    new = git(root, "rev-list", "--reverse", local_sha, "--not", "--remotes").decode().split()
-    if not new:
-        return local_sha
-    parents = git(root, "rev-list", "--parents", "-n", "1", new[0]).decode().split()
-    return parents[1] if len(parents) > 1 else None
+def _pushed_patch(root: Path, local_sha: str, remote_sha: str, remote: str | None) -> str:
+    """The diff of every commit being pushed, one after the other.
+
+    A commit is being pushed when no remote-tracking branch of ``remote`` (of any remote when
+    it is not named) and not the remote tip, when it is known here, has it yet; what another
+    remote has is not on this one. Each commit is diffed against its first parent (a root commit
+    against the empty tree), so a secret added in one pushed commit and removed in the next is
+    still seen: the remote receives both. Plumbing only, so the user's diff settings
+    (prefixes, external diff tools, colour) cannot change what is scanned.
+    """
+    exclude = [f"--remotes={remote}" if remote else "--remotes"]
+    if remote_sha != ZERO_SHA and _known(root, remote_sha):
+        exclude.append(remote_sha)
+    commits = git(root, "rev-list", "--reverse", local_sha, "--not", *exclude)
+    if not commits.strip():
+        return ""
+    return git(
+        root,
+        "diff-tree",
+        "--stdin",
+        "-r",
+        "-p",
+        "-U0",
+        "--root",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        "--diff-merges=first-parent",
+        input_bytes=commits,
+    ).decode("utf-8", "replace")
+
+
+def _known(root: Path, sha: str) -> bool:
+    try:
+        resolve_commit(root, sha)
+    except WorkspaceError:
+        return False
+    return True
 
 
 def pre_push(
@@ -116,8 +142,13 @@ def pre_push(
     *,
     run_gates: bool = True,
     say: Callable[[str], None] = print,
+    remote: str | None = None,
 ) -> int:
-    """Check each ``(local_ref, local_sha, remote_ref, remote_sha)``; 0 allows the push."""
+    """Check each ``(local_ref, local_sha, remote_ref, remote_sha)``; 0 allows the push.
+
+    ``remote`` is the remote's name (git's first hook argument): commits its tracking branches
+    already have are not scanned again.
+    """
     from .verify import pinned_contract, verify
 
     history = History(root / STATE_DIR)
@@ -125,6 +156,8 @@ def pre_push(
     blocked = False
     for local_ref, local_sha, remote_ref, remote_sha in updates:
         matches: list[Any] = []
+        if local_sha != ZERO_SHA:
+            local_sha = resolve_commit(root, local_sha)  # pre-commit may give a branch name
         if local_sha == ZERO_SHA:
             matches.append(
                 _PushMatch("git-delete-branch", f"deletes remote {remote_ref}", remote_ref)
@@ -144,11 +177,7 @@ def pre_push(
                         remote_ref,
                     )
                 )
-            base = _push_base(root, local_sha, remote_sha)
-            args = ["diff-tree", "-r", "-p", "-U0", "--no-renames", "--no-color", "--no-ext-diff"]
-            patch = git(
-                root, *args, *([base, local_sha] if base else ["--root", local_sha])
-            ).decode("utf-8", "replace")
+            patch = _pushed_patch(root, local_sha, remote_sha, remote)
             matches.extend(scan_diff(patch, patterns))
         if matches:
             request = clearance.request(
@@ -174,13 +203,18 @@ def pre_push(
                 history=history,
                 verdict_path=root / STATE_DIR / "pre-push-verdict.json",
             )
-            if outcome.verdict["verdict"] != "pass":
+            # The verifier also asks a person about checkpoint content in the candidate's diff.
+            # For a push that question was just asked above, about every pushed commit (which
+            # sees more than the verifier's net diff), so a request still pending there is not
+            # asked a second time under another id. A denial, and everything else, blocks.
+            reasons = [r for r in outcome.verdict["reasons"] if r["code"] != "checkpoint_pending"]
+            if outcome.verdict["verdict"] != "pass" and reasons:
                 blocked = True
                 say(
                     f"loop-contract: push of {local_ref} blocked: the contract is not met "
                     f"(verdict {outcome.verdict['verdict']}, exit {outcome.verdict['exit_code']})"
                 )
-                for reason in outcome.verdict["reasons"][:10]:
+                for reason in reasons[:10]:
                     say(f"  - {reason['code']}: {reason['message']}")
     return 1 if blocked else 0
 
@@ -194,7 +228,9 @@ def _not_ancestor(root: Path, older: str, newer: str) -> bool:
         capture_output=True,
         check=False,
     )
-    return proc.returncode == 1
+    # 1: not an ancestor. 128: the remote tip is not here at all (someone else pushed it and
+    # it was never fetched); overwriting it rewrites history just the same.
+    return proc.returncode != 0
 
 
 def read_push_updates(stdin_text: str, env: Mapping[str, str]) -> list[tuple[str, str, str, str]]:
@@ -214,6 +250,11 @@ def read_push_updates(stdin_text: str, env: Mapping[str, str]) -> list[tuple[str
                 env.get("PRE_COMMIT_FROM_REF") or ZERO_SHA,
             )
         )
+    elif not updates and env.get("PRE_COMMIT_LOCAL_BRANCH") and env.get("PRE_COMMIT_REMOTE_BRANCH"):
+        # pre-commit's "all files" push (the pushed commits reach a root commit): it names the
+        # branches but sets no FROM/TO refs. The local branch stands for its commit.
+        local = env["PRE_COMMIT_LOCAL_BRANCH"]
+        updates.append((local, local, env["PRE_COMMIT_REMOTE_BRANCH"], ZERO_SHA))
     return updates
 
 
@@ -229,16 +270,17 @@ def install_pre_push(root: Path) -> Path:
         if chained.exists():
             raise FileExistsError(f"{chained} exists already; merge the hooks by hand")
         hook.rename(chained)
-    python = sys.executable
+    # Quoted for sh: a path with a space, quote or "$" must not break (or inject into) the hook.
+    python, before = shlex.quote(sys.executable), shlex.quote(str(chained))
     hook.write_text(
         "#!/bin/sh\n"
         f"{HOOK_MARKER}: checkpoints and contract gates before anything leaves this machine\n"
         "input=$(cat)\n"
-        f'if [ -x "{chained}" ]; then\n'
-        f'  printf "%s\\n" "$input" | "{chained}" "$@" || exit $?\n'
+        f"if [ -x {before} ]; then\n"
+        f'  printf "%s\\n" "$input" | {before} "$@" || exit $?\n'
         "fi\n"
         f'printf "%s\\n" "$input" |\n'
-        f'  exec "{python}" -m pytest_loopcontract hook run pre-push "$@"\n',
+        f'  exec {python} -m pytest_loopcontract hook run pre-push "$@"\n',
         "utf-8",
     )
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
@@ -286,7 +328,8 @@ def claude_pre_tool_use(root: Path, payload: Mapping[str, Any]) -> dict[str, Any
     """Deny a Bash command that needs a person; None lets Claude Code's own rules decide."""
     if payload.get("tool_name") != "Bash":
         return None
-    command = (payload.get("tool_input") or {}).get("command")
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
     if not isinstance(command, str) or not command.strip():
         return None
     matches, request = check_command(root, command)
@@ -313,14 +356,27 @@ def claude_pre_tool_use(root: Path, payload: Mapping[str, Any]) -> dict[str, Any
 def claude_stop(root: Path, payload: Mapping[str, Any]) -> dict[str, Any] | None:
     """Block the stop (with the verifier's reasons) until the contract is met or the loop is
     over; each stop attempt is one verified iteration, so the loop's caps still apply."""
+    session = str(payload.get("session_id") or "")
+    if not baseline_path(root).exists():
+        return None  # no contract adopted here: nothing to enforce
+    # One loop per repository. When ``loop-contract loop`` runs Claude, the Stop hook fires
+    # inside its agent turn: the governed loop verifies after the turn and owns the record, so
+    # the hook stays out of it (starting a run here would reset the loop's counters, spend and
+    # progress). Holding the lock also keeps two stop attempts from interleaving iterations.
+    try:
+        with LoopLock(root / STATE_DIR, command=f"claude-code stop hook {session}".strip()):
+            return _claude_stop_locked(root, session)
+    except LockHeld as exc:
+        _to_stderr(f"loop-contract: not verifying this stop: {exc}")
+        return None
+
+
+def _claude_stop_locked(root: Path, session: str) -> dict[str, Any] | None:
     from .loop import verify_iteration
     from .verify import pinned_contract
 
-    if not baseline_path(root).exists():
-        return None  # no contract adopted here: nothing to enforce
     history = History(root / STATE_DIR)
     state = reduce(history.read().records)
-    session = str(payload.get("session_id") or "")
     contract = pinned_contract(root, load_baseline(root))
     loop = state["loop"]
     same_session = loop.get("command") == ["claude-code", session]
@@ -381,11 +437,14 @@ def run_hook(event: str, root: Path, stdin_text: str, args: Sequence[str]) -> in
             root,
             read_push_updates(stdin_text, os.environ),
             say=_to_stderr,
+            remote=args[0] if args else os.environ.get("PRE_COMMIT_REMOTE_NAME"),
         )
     try:
         payload = json.loads(stdin_text or "{}")
     except ValueError:
-        sys.stderr.write("loop-contract: hook input is not JSON\n")
+        payload = None
+    if not isinstance(payload, dict):
+        sys.stderr.write(f"loop-contract: {event} hook input is not a JSON object\n")
         return 1
     handlers = {"claude-pre-tool-use": claude_pre_tool_use, "claude-stop": claude_stop}
     handler = handlers.get(event)

@@ -388,6 +388,7 @@ def cmd_amend(args: argparse.Namespace) -> int:
 
 def cmd_hook(args: argparse.Namespace) -> int:
     from . import agent_hooks
+    from .workspace import WorkspaceError
 
     root = _root()
     if args.action == "install":
@@ -402,7 +403,13 @@ def cmd_hook(args: argparse.Namespace) -> int:
         print(f"installed {args.target} hook: {path}")
         return 0
     stdin_text = "" if sys.stdin.isatty() else sys.stdin.read()
-    return agent_hooks.run_hook(args.target, root, stdin_text, list(args.rest or []))
+    try:
+        return agent_hooks.run_hook(args.target, root, stdin_text, list(args.rest or []))
+    except (ContractError, WorkspaceError) as exc:
+        # Exit 1, never 2: for Claude Code, 2 means "block", and a broken setup must not
+        # trap the agent; for git, any non-zero still refuses the push.
+        _err(f"hook {args.target}: {exc}")
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:
