@@ -13,7 +13,7 @@ from itertools import groupby
 from typing import Any
 
 from . import clearance, hooks
-from .checkpoints import Match, patterns_from_contract, scan_diff, scan_paths
+from .checkpoints import Match, patterns_from_contract, scan_diff
 from .contract import Contract
 from .history import History
 from .verdict import Reason
@@ -34,7 +34,7 @@ def diff_checkpoints(
 ) -> list[Reason]:
     """Reasons for the verdict: ``checkpoint_pending`` / ``checkpoint_denied`` per request."""
     patterns = contract_patterns(contract)
-    matches: list[Match] = [*scan_diff(patch, patterns), *scan_paths(changed, patterns)]
+    matches: list[Match] = list(scan_diff(patch, patterns))  # paths of added/changed files too
     if not matches:
         return []
     reasons = []
