@@ -92,7 +92,8 @@ class BaselineRecord:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise WorkspaceError(
-                f"baseline record is damaged ({exc}): run 'loop-contract baseline' again"
+                f"baseline record is damaged ({exc}): run 'loop-contract baseline' again",
+                exit_code=27,
             ) from None
 
 
@@ -104,13 +105,14 @@ def load_baseline(root: Path) -> BaselineRecord:
     path = baseline_path(root)
     if not path.exists():
         raise WorkspaceError(
-            f"no baseline yet in {root}: run 'loop-contract baseline' on the base commit first"
+            f"no baseline yet in {root}: run 'loop-contract baseline' on the base commit first",
+            exit_code=27,
         )
     try:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise WorkspaceError(
-            f"cannot read {path} ({exc}): run 'loop-contract baseline' again"
+            f"cannot read {path} ({exc}): run 'loop-contract baseline' again", exit_code=27
         ) from None
     return BaselineRecord.from_json(data)
 
@@ -185,8 +187,15 @@ def take_baseline(root: Path, contract_relpath: str, base_ref: str | None = None
     pass_to_pass = [n for n in passed if n not in accepted]
 
     globs = protect_globs(contract)
-    explicit = {contract_relpath} | _test_files(list(outcomes), files)
-    explicit |= {s.split("::", 1)[0] for s in contract.acceptance_selectors()} & set(files)
+    # Doctest items live in the code under test: pinning their modules would revert fixes.
+    doctests = set(results.doctests)
+    explicit = {contract_relpath} | _test_files([n for n in outcomes if n not in doctests], files)
+    doctest_only = {n.split("::", 1)[0] for n in doctests} - {
+        n.split("::", 1)[0] for n in outcomes if n not in doctests
+    }
+    explicit |= (
+        {s.split("::", 1)[0] for s in contract.acceptance_selectors()} & set(files)
+    ) - doctest_only
     pinned = protected_paths(files, globs, explicit & set(files))
     contents = read_blobs(root, (files[p].blob for p in pinned))
     pins = {

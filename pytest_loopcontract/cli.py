@@ -529,7 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CONTRACT_INVALID
     except WorkspaceError as exc:
         _err(str(exc))
-        return EXIT_BASELINE if "baseline" in str(exc) else EXIT_USAGE
+        return exc.exit_code
     except KeyboardInterrupt:
         _err("interrupted")
         return 130

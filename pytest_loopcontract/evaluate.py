@@ -181,6 +181,12 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
         }
         for e in results.collect_errors
     ]
+    ran = {t.nodeid for t in results.tests}
+    tests += [
+        {"nodeid": n, "outcome": "deselected", "duration": 0.0, "when": "collect"}
+        for n in dict.fromkeys(results.deselected)
+        if n not in ran
+    ]
     finished = utc_now()
     document = build_verdict(
         contract={

@@ -7,10 +7,11 @@ protocols; the I/O layers (plugin, launcher) gather them.
 
 from __future__ import annotations
 
-import fnmatch
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 __all__ = [
@@ -27,7 +28,6 @@ __all__ = [
 ]
 
 OPS = (">=", ">", "<=", "<", "==", "!=")
-_GLOB_CHARS = frozenset("*?[")
 
 
 class DodItemLike(Protocol):
@@ -83,20 +83,32 @@ class GateResult:
         return self.status not in ("pass", "not_measurable")
 
 
-def _is_glob(selector: str) -> bool:
-    return any(c in _GLOB_CHARS for c in selector) and not selector.endswith("]")
+@lru_cache(maxsize=1024)
+def _selector_regex(selector: str) -> re.Pattern[str] | None:
+    """A selector with ``*`` or ``?`` as a regex; None for a plain selector.
+
+    Only ``*`` and ``?`` are wildcards: brackets are literal, because parametrized node ids
+    are full of them (``test_x[a-b]``) and fnmatch would read them as character classes.
+    """
+    if "*" not in selector and "?" not in selector:
+        return None
+    body = "".join(
+        ".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in selector
+    )
+    return re.compile(body)
 
 
 def selector_matches(selector: str, nodeid: str) -> bool:
     """Whether a contract selector names a node id.
 
     A selector is an exact node id, a prefix at a node boundary (a file, a directory, a class,
-    or a function whose parametrized ids should all count), or an fnmatch glob.
+    or a function whose parametrized ids should all count), or a glob with ``*`` and ``?``.
     """
     if selector == nodeid:
         return True
-    if _is_glob(selector):
-        return fnmatch.fnmatchcase(nodeid, selector)
+    regex = _selector_regex(selector)
+    if regex is not None:
+        return regex.fullmatch(nodeid) is not None
     return nodeid.startswith((selector + "::", selector + "[", selector.rstrip("/") + "/"))
 
 

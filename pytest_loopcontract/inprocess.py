@@ -86,6 +86,7 @@ def _repo_evidence(
         baseline.protected_globs,
         contract.protect.allow,
         baseline.contract_path,
+        restored=False,
     )
     needs_diff = any(g.metric.startswith("coverage.") for g in contract.measured_gates)
     patch = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ __all__ = ["ResultCollector"]
 METRIC_PREFIX = "loop_metric:"
 DOD_PROPERTY = "loop_dod"
 EGRESS_PROPERTY = "loop_egress"
+KIND_PROPERTY = "loop_kind"
 DEFAULT_VERDICT = ".loop-contract/verdict.json"
 _CONTRACT_DEFAULT = "loopcontract.yml"
 
@@ -146,8 +147,13 @@ class _WorkerMarks:
 
 
 def _tag_dod_items(items: list[pytest.Item]) -> None:
-    """Copy ``dod`` marker ids into user_properties so they reach the controller's reports."""
+    """Copy ``dod`` marker ids (and whether an item is a doctest) into user_properties, so
+    they reach the controller's reports, from xdist workers too."""
+    from _pytest.doctest import DoctestItem
+
     for item in items:
+        if isinstance(item, DoctestItem):
+            item.user_properties.append((KIND_PROPERTY, "doctest"))
         for mark in item.iter_markers("dod"):
             for item_id in mark.args:
                 item.user_properties.append((DOD_PROPERTY, str(item_id)))
@@ -195,6 +201,8 @@ class ResultCollector:
         self.contract = contract
         self.nonce = config.getoption("loop_contract_nonce") or secrets.token_hex(16)
         self.phases: dict[str, dict[str, pytest.TestReport]] = {}
+        self.subfailures: dict[str, list[pytest.TestReport]] = {}
+        self.doctests: set[str] = set()
         self.metrics: list[RecordedMetric] = []
         self.marks: dict[str, list[str]] = {}
         self.collect_errors: list[dict[str, str]] = []
@@ -239,13 +247,22 @@ class ResultCollector:
 
     # -- outcomes -------------------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if _is_subtest(report):
+            # unittest subTest / the subtests fixture: the parent's own call report can say
+            # "passed" while a subtest failed, so failures are kept apart and folded in later.
+            if report.failed:
+                self.subfailures.setdefault(report.nodeid, []).append(report)
+            return
         phases = self.phases.setdefault(report.nodeid, {})
         phases[report.when] = report
         if report.when == "teardown":
             self._harvest_properties(report)
 
     def _final_records(self) -> list[TestRecord]:
-        return [_combine(nodeid, phases) for nodeid, phases in self.phases.items()]
+        return [
+            _combine(nodeid, phases, self.subfailures.get(nodeid, ()))
+            for nodeid, phases in self.phases.items()
+        ]
 
     def _harvest_properties(self, report: pytest.TestReport) -> None:
         for key, value in report.user_properties:
@@ -253,6 +270,8 @@ class ResultCollector:
                 ids = self.marks.setdefault(str(value), [])
                 if report.nodeid not in ids:
                     ids.append(report.nodeid)
+            elif key == KIND_PROPERTY and value == "doctest":
+                self.doctests.add(report.nodeid)
             elif key == EGRESS_PROPERTY and isinstance(value, dict):
                 self.egress.append({**value, "test": value.get("test") or report.nodeid})
             elif isinstance(key, str) and key.startswith(METRIC_PREFIX):
@@ -274,6 +293,7 @@ class ResultCollector:
             plugins=loaded_plugins(self.config),
             dod_marks=self.marks,
             egress=self.egress + self._leftover_egress(),
+            doctests=sorted(self.doctests),
             pytest_exitstatus=int(exitstatus),
             testsfailed=int(session.testsfailed),
             testscollected=int(session.testscollected),
@@ -322,11 +342,20 @@ class ResultCollector:
         terminalreporter.write_line(f"  verdict written to {self.verdict_path()}")
 
 
-def _combine(nodeid: str, phases: dict[str, pytest.TestReport]) -> TestRecord:
+def _is_subtest(report: pytest.TestReport) -> bool:
+    return type(report).__name__ in ("SubtestReport", "SubTestReport")
+
+
+def _combine(
+    nodeid: str,
+    phases: dict[str, pytest.TestReport],
+    subfailures: Sequence[pytest.TestReport] = (),
+) -> TestRecord:
     """One outcome per test from its setup, call and teardown reports.
 
     A setup failure is an error; a teardown failure turns a pass into an error; otherwise the
-    call phase decides. A test with no call report (skipped in setup) keeps the setup outcome.
+    call phase decides, except that a failed subtest fails a test whose own call passed. A
+    test with no call report (skipped in setup) keeps the setup outcome.
     """
     duration = sum(r.duration for r in phases.values())
     setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
@@ -340,6 +369,12 @@ def _combine(nodeid: str, phases: dict[str, pytest.TestReport]) -> TestRecord:
     if teardown is not None and teardown.failed and outcome in ("passed", "xpassed"):
         deciding, outcome = teardown, "error"
     message = "" if outcome == "passed" else _short(deciding.longreprtext)
+    if subfailures and outcome in ("passed", "xpassed"):
+        outcome = "failed"
+        message = _short(
+            f"{len(subfailures)} subtest(s) failed:\n"
+            + "\n".join(r.longreprtext for r in subfailures[:3])
+        )
     return TestRecord(nodeid, outcome, duration, deciding.when or "call", message)
 
 

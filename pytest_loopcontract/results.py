@@ -49,6 +49,7 @@ class RunResults:
     plugins: list[str] = field(default_factory=list)
     dod_marks: dict[str, list[str]] = field(default_factory=dict)
     egress: list[dict[str, Any]] = field(default_factory=list)
+    doctests: list[str] = field(default_factory=list)
     pytest_exitstatus: int | None = None
     testsfailed: int = 0
     testscollected: int = 0
@@ -86,6 +87,7 @@ class RunResults:
                     for k, v in dict(data.get("dod_marks") or {}).items()
                 },
                 egress=[dict(e) for e in _seq(data.get("egress")) if isinstance(e, Mapping)],
+                doctests=[str(n) for n in _seq(data.get("doctests"))],
                 pytest_exitstatus=(
                     None
                     if data.get("pytest_exitstatus") is None

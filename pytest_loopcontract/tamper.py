@@ -43,6 +43,8 @@ def pin_findings(
     globs: Sequence[str],
     allow: Sequence[str],
     contract_path: str,
+    *,
+    restored: bool = True,
 ) -> list[Finding]:
     """Compare the candidate tree with the pins: modified, deleted, and new protected files."""
     findings = []
@@ -53,7 +55,8 @@ def pin_findings(
             findings.append(
                 Finding(
                     code or "protected_path_deleted",
-                    "protected file deleted by the candidate (restored for the run)",
+                    "protected file deleted by the candidate"
+                    + (" (restored for the run)" if restored else ""),
                     path,
                     allowed=_allowed(path, allow),
                 )
@@ -62,7 +65,8 @@ def pin_findings(
             findings.append(
                 Finding(
                     code or "protected_path_modified",
-                    "protected file changed by the candidate (pinned content used for the run)",
+                    "protected file changed by the candidate"
+                    + (" (pinned content used for the run)" if restored else ""),
                     path,
                     allowed=_allowed(path, allow),
                 )
@@ -72,7 +76,8 @@ def pin_findings(
             findings.append(
                 Finding(
                     "protected_path_added",
-                    "new file under a protected pattern (removed for the run)",
+                    "new file under a protected pattern"
+                    + (" (removed for the run)" if restored else ""),
                     path,
                     allowed=_allowed(path, allow),
                 )
@@ -190,15 +195,53 @@ def _strip_prefix(target: str) -> str:
     return target[2:] if target.startswith("b/") else target
 
 
+_HARNESS_MODULES = r"(?:unittest|pytest|_pytest)"
+_IMPORT_AS = re.compile(rf"^\s*import\s+{_HARNESS_MODULES}(?:\.[\w.]+)?\s+as\s+(\w+)")
+_FROM_IMPORT = re.compile(rf"^\s*from\s+{_HARNESS_MODULES}(?:\.[\w.]+)?\s+import\s+\(?([^#)]+)")
+
+
+def _harness_aliases(lines: Iterable[str]) -> set[str]:
+    """Names an added line binds to harness objects: ``import unittest as u``,
+    ``from unittest import TestCase as T``; patches through them are patches all the same."""
+    names: set[str] = set()
+    for text in lines:
+        if match := _IMPORT_AS.match(text):
+            names.add(match.group(1))
+        elif match := _FROM_IMPORT.match(text):
+            for part in match.group(1).split(","):
+                words = part.split()
+                if words and words[0] != "*":
+                    names.add(words[-1])
+    return names
+
+
+def _alias_patch_pattern(names: set[str]) -> HarnessPattern | None:
+    if not names:
+        return None
+    group = "|".join(sorted(re.escape(n) for n in names))
+    return HarnessPattern(
+        "harness_patch_alias",
+        re.compile(rf"\b({group})(\s*\.\s*\w+)+\s*=(?!=)|\bsetattr\s*\(\s*({group})\b"),
+        "patches pytest or unittest objects through an imported name",
+    )
+
+
 def harness_findings(
     diff: str, allow: Sequence[str], test_globs: Sequence[str] = ()
 ) -> list[Finding]:
     """Added lines that reach into the test harness. One finding per pattern and file."""
+    added = list(_added_lines(diff))
+    by_file: dict[str, list[str]] = {}
+    for path, _, text in added:
+        by_file.setdefault(path, []).append(text)
+    extra = {path: _alias_patch_pattern(_harness_aliases(lines)) for path, lines in by_file.items()}
     seen: set[tuple[str, str]] = set()
     findings = []
-    for path, line_no, text in _added_lines(diff):
+    for path, line_no, text in added:
         is_python = path.endswith((".py", ".pth", ".pyi"))
-        for pattern in HARNESS_PATTERNS:
+        alias_pattern = extra.get(path)
+        patterns = (*HARNESS_PATTERNS, *((alias_pattern,) if alias_pattern else ()))
+        for pattern in patterns:
             if pattern.python_only and not is_python:
                 continue
             if pattern.code == "skip_injection" and matches_any(path, test_globs):

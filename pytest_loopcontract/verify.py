@@ -71,7 +71,8 @@ def pinned_contract(root: Path, baseline: BaselineRecord) -> Contract:
     pin = baseline.pins.get(baseline.contract_path)
     if pin is None:
         raise WorkspaceError(
-            "the baseline has no pin for the contract: run 'loop-contract baseline'"
+            "the baseline has no pin for the contract: run 'loop-contract baseline'",
+            exit_code=27,
         )
     data = read_blobs(root, [pin.blob])[pin.blob]
     if sha256_bytes(data) != pin.sha256:

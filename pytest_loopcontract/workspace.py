@@ -61,7 +61,15 @@ DEFAULT_PROTECT: tuple[str, ...] = (
 
 
 class WorkspaceError(Exception):
-    """A repository problem with a message that says what to do about it."""
+    """A repository problem with a message that says what to do about it.
+
+    ``exit_code`` is what the command line exits with: 27 for a missing or damaged baseline
+    (the baseline rule), 2 for everything else (a usage or setup problem).
+    """
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 @dataclass(frozen=True)
@@ -107,7 +115,9 @@ def git(
 def find_repo(start: Path) -> Path:
     try:
         out = git(start, "rev-parse", "--show-toplevel")
-    except WorkspaceError:
+    except WorkspaceError as exc:
+        if "not a git repository" not in str(exc):
+            raise  # e.g. git's "dubious ownership": its own words say what to do
         raise WorkspaceError(
             f"{start} is not inside a git repository: run 'git init' and commit the project "
             "(the verifier compares candidates against a committed baseline)"

@@ -58,6 +58,9 @@ class Obs:
         ("t.py::test_?", "t.py::test_ab", False),
         ("t.py::test_a[x y]", "t.py::test_a[x y]", True),
         ("t.py::test_a[x", "t.py::test_a[x y]", False),
+        ("t.py::test_e[*]", "t.py::test_e[2024-01]", True),
+        ("t.py::test_s[*-[a]-*", "t.py::test_s[x-[a]-y]", True),
+        ("t.py::test_s[*-[a]-*", "t.py::test_s[x-[b]-y]", False),
     ],
 )
 def test_selector_matches(selector: str, nodeid: str, expected: bool) -> None:

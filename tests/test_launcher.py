@@ -1007,3 +1007,38 @@ def test_isolated_run_enforces_egress(tmp_path: Path) -> None:
     assert verdict["verdict"] == "pass", verdict["reasons"]
     assert verdict["egress"]["blocked"] == 1
     assert verdict["egress"]["attempts"][0]["host"] == "example.org"
+
+
+def test_doctest_module_is_not_pinned_so_its_fix_counts(tmp_path: Path) -> None:
+    """A doctest lives in the code under test: pinning its module would revert the fix."""
+    import json as _json
+
+    repo = tmp_path / "doc"
+    repo.mkdir()
+    (repo / "mod.py").write_text('def f():\n    """\n    >>> f()\n    2\n    """\n    return 1\n')
+    (repo / "test_other.py").write_text("def test_ok():\n    pass\n")
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = --doctest-modules\n")
+    (repo / "loopcontract.yml").write_text(
+        "version: 1\nid: doc\ndod:\n  - id: f\n    text: f returns 2\n    tests: [mod.py::mod.f]\n"
+    )
+    init_repo(repo)
+    assert run_cli(repo, "baseline").returncode == 0
+    pins = _json.loads((repo / ".loop-contract/baseline.json").read_text())["pins"]
+    assert "mod.py" not in pins
+    assert "test_other.py" in pins
+    (repo / "mod.py").write_text('def f():\n    """\n    >>> f()\n    2\n    """\n    return 2\n')
+    verdict = _json.loads(run_cli(repo, "verify", "--json").stdout)
+    assert verdict["verdict"] == "pass", verdict["reasons"]
+
+
+def test_harness_patch_through_an_alias_is_found() -> None:
+    from pytest_loopcontract.tamper import harness_findings
+
+    diff = (
+        "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n"
+        "@@ -1,0 +1,2 @@\n+from unittest import TestCase as _TC\n"
+        '+setattr(_TC, "assertEqual", print)\n'
+    )
+    [finding] = harness_findings(diff, [])
+    assert (finding.path, finding.line) == ("src/a.py", 2)
+    assert "imported name" in finding.message

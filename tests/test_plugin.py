@@ -403,3 +403,40 @@ def test_egress_under_xdist(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--loop-contract", "-p", "xdist", "-n", "2")
     assert result.ret == 0, result.stdout.str()
     assert read_verdict(pytester)["egress"]["blocked"] == 1
+
+
+def test_failed_subtest_fails_its_test(pytester: pytest.Pytester) -> None:
+    """unittest's subTest: the parent call report says passed; a failed subtest must win."""
+    pytester.makepyfile(
+        test_calc="""
+import unittest
+
+class Calc(unittest.TestCase):
+    def test_add(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                self.assertNotEqual(i, 1)
+"""
+    )
+    pytester.makefile(
+        ".yml",
+        loopcontract=(
+            "version: 1\nid: s\ndod:\n  - id: add\n    text: adds\n"
+            "    tests: [test_calc.py::Calc::test_add]\n"
+        ),
+    )
+    assert pytester.runpytest("--loop-contract").ret == 20
+    [test] = read_verdict(pytester)["dod"][0]["tests"]
+    assert test["outcome"] == "failed"
+
+
+def test_doctest_items_are_recorded(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(mod='def f():\n    """\n    >>> f()\n    1\n    """\n    return 1\n')
+    pytester.makefile(
+        ".yml",
+        loopcontract=(
+            "version: 1\nid: d\ndod:\n  - id: f\n    text: f\n    tests: [mod.py::mod.f]\n"
+        ),
+    )
+    assert pytester.runpytest("--loop-contract", "--doctest-modules").ret == 0
+    assert read_verdict(pytester)["dod"][0]["status"] == "done"
