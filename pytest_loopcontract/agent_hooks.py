@@ -57,7 +57,7 @@ def check_command(
     matches = scan_command(command, patterns, workspace=root)
     if not matches:
         return [], None
-    subject = command if isinstance(command, str) else " ".join(command)
+    subject = command if isinstance(command, str) else shlex.join(command)
     return matches, clearance.request(History(root / STATE_DIR), subject, matches, kind="command")
 
 

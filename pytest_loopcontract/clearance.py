@@ -140,8 +140,9 @@ def resolve(history: History, cid: str, *, by: str, deny: bool = False, note: st
         if raised is None:
             raise ClearanceError(f"no checkpoint {cid!r} (see 'loop-contract checkpoint list')")
         if resolved is not None:
+            done = "denied" if resolved.data.get("decision") == "deny" else "approved"
             raise ClearanceError(
-                f"checkpoint {cid} was already {resolved.data.get('decision')}d by "
+                f"checkpoint {cid} was already {done} by "
                 f"{resolved.data.get('by')}; a decision is made once"
             )
         return tx.append(

@@ -201,6 +201,19 @@ def cmd_loop(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
 
+def _spend_caps(root: Path, history: Any) -> Any:
+    """The running loop's caps; before any loop, the adopted contract's budget."""
+    from .baseline import baseline_path
+    from .budget import Caps
+    from .state import reduce
+
+    caps = Caps.from_state(reduce(history.read().records))
+    if (caps.tokens is None and caps.usd is None) and baseline_path(root).exists():
+        budget = _adopted(root).budget
+        caps = Caps(tokens=budget.tokens, usd=budget.usd)
+    return caps
+
+
 def cmd_spend(args: argparse.Namespace) -> int:
     from .budget import parse_spend, record_spend
 
@@ -209,7 +222,13 @@ def cmd_spend(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _err(str(exc))
         return EXIT_USAGE
-    result = record_spend(_history(_root()), spend, args.seat)
+    root = _root()
+    history = _history(root)
+    try:
+        result = record_spend(history, spend, args.seat, _spend_caps(root, history))
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
     summary = {
         "tokens": result.spent_total.tokens,
         "usd": result.spent_total.usd,
@@ -363,14 +382,19 @@ def cmd_done(args: argparse.Namespace) -> int:
                 "hook_exit": result.hook_exit,
             }
         )
+    elif result.done and result.hook_exit not in (None, 0):
+        print(
+            f"{result.item}: tests pass, but on_item_done exited {result.hook_exit}; "
+            "the item stays open until its hook succeeds"
+        )
     elif result.done:
-        hook = "" if result.hook_exit is None else f" (on_item_done exited {result.hook_exit})"
+        hook = "" if result.hook_exit is None else " (on_item_done exited 0)"
         print(f"{result.item}: done, shown by an isolated verification{hook}")
     else:
         print(f"{result.item}: NOT done - the verifier says so, whatever the agent says:")
         for test in result.failing:
             print(f"  {test['outcome']}: {test['nodeid']}")
-    return 0 if result.done else EXIT_NOT_MET
+    return 0 if result.done and result.hook_exit in (None, 0) else EXIT_NOT_MET
 
 
 def cmd_amend(args: argparse.Namespace) -> int:

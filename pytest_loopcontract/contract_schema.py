@@ -584,9 +584,11 @@ def _bad_regexes(
             re.compile(str(item["pattern"]))
         except re.error as exc:
             mark = places.value_mark((*path, "pattern"))
-            problems.append(_Problem(
-                f"not a valid regular expression: {exc}", (*path, "pattern"), mark, mark.index
-            ))
+            problems.append(
+                _Problem(
+                    f"not a valid regular expression: {exc}", (*path, "pattern"), mark, mark.index
+                )
+            )
     return problems
 
 

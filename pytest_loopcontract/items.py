@@ -7,6 +7,7 @@ criterion, and doing so re-pins the contract under their name.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,20 +136,35 @@ def amend(root: Path, contract_relpath: str, *, text: str, tests: list[str], by:
     return item_id
 
 
+_DOD_KEY = re.compile(r"dod:[ \t]*(?P<empty>\[[ \t]*\])?[ \t]*(?:#.*)?$")
+
+
 def _append_dod_item(text: str, block: str, has_items: bool) -> str:
-    """Append under ``dod:``; comments and layout elsewhere in the file are kept as written."""
-    indented = "".join(f"  {line}\n" for line in block.splitlines())
+    """Append under ``dod:``; comments and layout elsewhere in the file are kept as written.
+
+    The new item takes the indentation of the items already there: ``- id:`` at the key's
+    own column (PyYAML's style) is as valid as an indented list, and mixing the two is not.
+    """
     lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines):
-        if line.rstrip() in ("dod:", "dod: []"):
-            if line.rstrip() == "dod: []" or not has_items:
-                lines[i] = "dod:\n"
-            end = i + 1
-            while end < len(lines) and (
-                lines[end].startswith((" ", "\t", "-")) or not lines[end].strip()
-            ):
-                end += 1
-            while end > i + 1 and not lines[end - 1].strip():
-                end -= 1
-            return "".join(lines[:end]) + indented + "".join(lines[end:])
+        found = _DOD_KEY.match(line.rstrip("\r\n"))
+        if found is None:
+            continue
+        if found.group("empty") is not None or not has_items:
+            lines[i] = "dod:\n"
+        end = i + 1
+        indent: int | None = None
+        while end < len(lines) and (
+            lines[end].startswith((" ", "\t", "-")) or not lines[end].strip()
+        ):
+            stripped = lines[end].lstrip(" ")
+            if indent is None and stripped.startswith("-"):
+                indent = len(lines[end]) - len(stripped)
+            end += 1
+        while end > i + 1 and not lines[end - 1].strip():
+            end -= 1
+        pad = " " * (2 if indent is None else indent)
+        indented = "".join(f"{pad}{row}\n" for row in block.splitlines())
+        return "".join(lines[:end]) + indented + "".join(lines[end:])
+    indented = "".join(f"  {row}\n" for row in block.splitlines())
     return text.rstrip("\n") + "\ndod:\n" + indented

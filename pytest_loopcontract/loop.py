@@ -8,8 +8,6 @@ it is done: only a ``pass`` verdict from the launcher ends the loop as met.
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +28,7 @@ from .budget import (
 )
 from .contract import Contract
 from .history import History, Instant
+from .processes import kill_group
 from .progress import stalled
 from .prompt import build_prompt, substitute
 from .state import LoopLock, reduce
@@ -167,30 +166,28 @@ def run_agent(
         except PermissionError:
             raise LoopError(f"agent command is not executable: {argv[0]!r}") from None
         timed_out = False
+        code: int | None = None
         try:
-            if stdin_text is not None and proc.stdin is not None:
-                try:
-                    proc.stdin.write(stdin_text.encode("utf-8"))
-                    proc.stdin.close()
-                except BrokenPipeError:
-                    pass
-            code: int | None = proc.wait(timeout=timeout)
+            # communicate() feeds stdin and waits under one timeout: an agent that never reads
+            # a prompt larger than the pipe buffer cannot hold the loop past the turn timeout.
+            proc.communicate(
+                None if stdin_text is None else stdin_text.encode("utf-8"), timeout=timeout
+            )
+            code = proc.returncode
         except subprocess.TimeoutExpired:
-            timed_out, code = True, None
-            _kill(proc)
+            timed_out = True
+            kill_group(proc)
         except KeyboardInterrupt:
-            _kill(proc)
+            kill_group(proc)
             raise
+        finally:
+            if proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
     with log.open("rb") as fh:
         fh.seek(max(0, log.stat().st_size - OUTPUT_KEEP))
         output = fh.read().decode("utf-8", "replace")
     return AgentTurn(code, timed_out, output, time.monotonic() - started)
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 def progress_line(
@@ -256,6 +253,11 @@ def run_loop(
         running = status in ("running", "awaiting_human")
         if resume and status == "idle":
             raise LoopError("nothing to resume: no loop was started here ('loop -- CMD...')")
+        if resume and status == "done":
+            raise LoopError(
+                "nothing to resume: the recorded loop already met the contract; "
+                "start a new one with 'loop-contract loop -- CMD...'"
+            )
         if running and not resume:
             raise LoopError(
                 f"a loop is already recorded here (iteration {state['loop'].get('iteration')}, "
@@ -322,7 +324,12 @@ def run_loop(
                 history.append("agent_error", {"iteration": iteration, "error": str(exc)})
                 _finish(history, Stop("agent_error", EXIT_AGENT, "stop", str(exc)), say)
                 raise
-            spend = spend_from_agent_output(turn.output)
+            try:
+                spend = spend_from_agent_output(turn.output)
+            except ValueError as exc:  # the agent's own report: data, never a crash
+                spend = None
+                history.append("spend_invalid", {"iteration": iteration, "error": str(exc)})
+                say(f"[loop] the agent reported a spend that is not valid ({exc}); not recorded")
             if spend is not None:
                 record_spend(history, spend, "agent", caps)
             if turn.timed_out:
@@ -380,7 +387,8 @@ def verify_iteration(
     )
     state = reduce(history.read().records)
     stop = post_turn_stop(verdict, keys, contract)
-    if stop is None and touched:
+    # A guarded path waits for a person even when the verdict passes: "met" must not skip them.
+    if touched and (stop is None or stop.reason == "met"):
         request = clearance.request(
             history,
             "stop_when:" + ",".join(sorted(touched)),

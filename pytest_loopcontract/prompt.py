@@ -29,7 +29,10 @@ def _dod_lines(contract: Contract, verdict: Mapping[str, Any] | None) -> list[st
         found = status.get(item.id)
         mark = "[x]" if found and found["status"] == "done" else "[ ]"
         lines.append(f"{mark} {item.id}: {item.text}")
-        if found and found["status"] != "done":
+        if found is None:  # no verdict yet (the first turn): say which tests decide the item
+            lines.extend(f"    must pass: {test}" for test in item.tests[:MAX_FAILING_SHOWN])
+            lines.append(f'    (and every test marked @pytest.mark.dod("{item.id}"))')
+        elif found["status"] != "done":
             for test in found["tests"][:MAX_FAILING_SHOWN]:
                 if test["outcome"] != "passed":
                     lines.append(f"    {test['outcome']}: {test['nodeid']}")

@@ -866,6 +866,7 @@ def _benchmark_source(gate: MeasuredGate, ctx: SensorContext) -> Observation:
 
 # --- registry --------------------------------------------------------------------------------
 
+
 def _public(source: MetricSource) -> MetricSource:
     """Wrap a built-in so it honours the public source contract: return an Observation.
 

@@ -200,7 +200,17 @@ def verify(
 
     findings: list[Finding] = []
     findings += pin_findings(baseline.pins, files, globs, allow, baseline.contract_path)
-    findings += boundary_findings(changed, contract.boundaries.allow, contract.boundaries.deny)
+    # A path whose content equals its pin (an amended, re-pinned contract) crossed nothing.
+    crossing = [
+        (status, path)
+        for status, path in changed
+        if not (
+            path in baseline.pins
+            and (entry := files.get(path)) is not None
+            and entry.blob == baseline.pins[path].blob
+        )
+    ]
+    findings += boundary_findings(crossing, contract.boundaries.allow, contract.boundaries.deny)
     findings += harness_findings(patch, allow, test_globs=[*globs, "test_*.py", "*_test.py"])
     gate_checks = diff_checkpoints(
         history or History(root / STATE_DIR), contract, patch, [p for _, p in changed]

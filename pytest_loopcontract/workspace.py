@@ -161,7 +161,7 @@ def _seed_index(root: Path, index: Path) -> None:
         real = Path(git(root, "rev-parse", "--git-path", "index").decode().strip())
         if not real.is_absolute():
             real = root / real
-        shutil.copyfile(real, index)
+        shutil.copy2(real, index)  # keeps its mtime: git's racy-clean check depends on it
     except (OSError, WorkspaceError):
         index.unlink(missing_ok=True)
 
