@@ -467,6 +467,8 @@ def measure(
     log("  warm-up round (untimed; primes the warm-pyc cache)")
     for name in names:
         one(name, timed=False)
+    if problems:  # a broken variant makes every number meaningless: stop early
+        raise SystemExit("warm-up round failed:\n  " + "\n  ".join(sorted(set(problems))))
     for r in range(repeat):
         order = names[r % len(names) :] + names[: r % len(names)]
         log(f"  round {r + 1}/{repeat}")
