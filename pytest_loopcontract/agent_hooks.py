@@ -372,7 +372,7 @@ def claude_stop(root: Path, payload: Mapping[str, Any]) -> dict[str, Any] | None
 
 
 def _claude_stop_locked(root: Path, session: str) -> dict[str, Any] | None:
-    from .loop import verify_iteration
+    from .loop import loop_started_record, verify_iteration
     from .verify import pinned_contract
 
     history = History(root / STATE_DIR)
@@ -383,20 +383,7 @@ def _claude_stop_locked(root: Path, session: str) -> dict[str, Any] | None:
     if loop.get("status") in ("stopped", "done", "awaiting_human") and same_session:
         return None
     if not same_session or loop.get("status") == "idle":
-        history.append(
-            "loop_started",
-            {
-                "contract_id": contract.id,
-                "contract_sha256": contract.sha256,
-                "budget": {
-                    "iterations": contract.budget.iterations,
-                    "minutes": contract.budget.minutes,
-                    "tokens": contract.budget.tokens,
-                    "usd": contract.budget.usd,
-                },
-                "command": ["claude-code", session],
-            },
-        )
+        history.append("loop_started", loop_started_record(contract, ["claude-code", session]))
         state = reduce(history.read().records)
     iteration = int(state["loop"].get("iteration") or 0) + 1
     verdict, stop = verify_iteration(

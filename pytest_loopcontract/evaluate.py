@@ -7,7 +7,6 @@ gathered around the run (pins, diff, cross-checks) differ between them.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 import time
@@ -19,7 +18,7 @@ from typing import Any
 
 from . import __version__, gates, hooks
 from .contract import Contract, HardGate
-from .processes import kill_group
+from .processes import kill_group, read_tail
 from .results import RunResults
 from .verdict import Finding, Reason, build_verdict, environment_info
 
@@ -56,14 +55,6 @@ class Evidence:
     checkpoints: list[Reason] = field(default_factory=list)
 
 
-def _tail(path: Path) -> str:
-    with path.open("rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        size = fh.tell()
-        fh.seek(max(0, size - OUTPUT_TAIL_BYTES))
-        return fh.read().decode("utf-8", "replace")
-
-
 def run_command_gate(
     gate: HardGate, workdir: Path, env: Mapping[str, str] | None
 ) -> gates.GateResult:
@@ -96,7 +87,9 @@ def run_command_gate(
             except subprocess.TimeoutExpired:
                 kill_group(proc)
                 code, error = None, f"timed out after {gate.timeout:g}s"
-        return gates.evaluate_command(gate.id, gate.run, gate.expect_exit, code, _tail(out), error)
+        return gates.evaluate_command(
+            gate.id, gate.run, gate.expect_exit, code, read_tail(out, OUTPUT_TAIL_BYTES), error
+        )
 
 
 def _outcomes_with_collect_errors(results: RunResults) -> dict[str, str]:

@@ -92,9 +92,7 @@ def _selector_regex(selector: str) -> re.Pattern[str] | None:
     """
     if "*" not in selector and "?" not in selector:
         return None
-    body = "".join(
-        ".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in selector
-    )
+    body = "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in selector)
     return re.compile(body)
 
 

@@ -271,21 +271,7 @@ def run_loop(
         else:
             if not command:
                 raise LoopError("no agent command: 'loop-contract loop -- AGENT ARGS...'")
-            history.append(
-                "loop_started",
-                {
-                    "contract_id": contract.id,
-                    "contract_sha256": contract.sha256,
-                    "budget": {
-                        "iterations": contract.budget.iterations,
-                        "minutes": contract.budget.minutes,
-                        "tokens": contract.budget.tokens,
-                        "usd": contract.budget.usd,
-                    },
-                    "command": list(command),
-                    "started_at": time.time(),
-                },
-            )
+            history.append("loop_started", loop_started_record(contract, list(command)))
         if not command:
             raise LoopError("the recorded loop has no agent command; start a new one")
         timeout = turn_timeout or contract.turn_timeout
@@ -346,6 +332,22 @@ def run_loop(
                 return 130
             if stop is not None:
                 return _finish(history, stop, say)
+
+
+def loop_started_record(contract: Contract, command: list[str]) -> dict[str, Any]:
+    """What a new run records: the contract it runs under, its caps and the agent command."""
+    return {
+        "contract_id": contract.id,
+        "contract_sha256": contract.sha256,
+        "budget": {
+            "iterations": contract.budget.iterations,
+            "minutes": contract.budget.minutes,
+            "tokens": contract.budget.tokens,
+            "usd": contract.budget.usd,
+        },
+        "command": command,
+        "started_at": time.time(),
+    }
 
 
 def verify_iteration(

@@ -7,8 +7,9 @@ import contextlib
 import os
 import signal
 import subprocess
+from pathlib import Path
 
-__all__ = ["kill_group"]
+__all__ = ["kill_group", "read_tail"]
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -16,3 +17,12 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+def read_tail(path: Path, limit: int) -> str:
+    """The last ``limit`` bytes of a child's output file, decoded leniently: a child can print
+    gigabytes, and only the end says why it failed."""
+    with path.open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        fh.seek(max(0, fh.tell() - limit))
+        return fh.read().decode("utf-8", "replace")

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .processes import kill_group
+from .processes import kill_group, read_tail
 from .results import RunResults
 
 __all__ = ["PytestRun", "clean_env", "run_pytest"]
@@ -60,14 +60,6 @@ def clean_env(autoload: bool, base: Mapping[str, str] | None = None) -> dict[str
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return env
-
-
-def _tail(path: Path) -> str:
-    with path.open("rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        size = fh.tell()
-        fh.seek(max(0, size - TAIL_BYTES))
-        return fh.read().decode("utf-8", "replace")
 
 
 def _read_results(path: Path) -> tuple[RunResults | None, str]:
@@ -137,4 +129,4 @@ def run_pytest(
                 code = None
         duration = time.monotonic() - started
         results, error = _read_results(raw)
-        return PytestRun(code, results, error, _tail(output), duration, timed_out)
+        return PytestRun(code, results, error, read_tail(output, TAIL_BYTES), duration, timed_out)
