@@ -321,7 +321,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     import json as _json
 
     from .budget import elapsed_seconds, now_instant, start_instant
-    from .state import reduce
+    from .state import lock_holder, reduce
     from .status import render_status, status_document
     from .workspace import STATE_DIR
 
@@ -336,6 +336,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     minutes = elapsed_seconds(start, now_instant()) / 60 if start else 0.0
     doc = status_document(contract, state, verdict, minutes)
     doc["history"] = {"records": len(read.records), "problems": read.messages()}
+    holder = lock_holder(root / STATE_DIR)
+    doc["loop"]["lock_holder"] = holder
+    if doc["loop"].get("status") == "running" and holder is None:
+        # recorded as running, but no process holds the loop: it was killed or interrupted
+        doc["loop"]["status"] = "interrupted"
     if args.json:
         _print_json(doc)
     else:

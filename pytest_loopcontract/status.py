@@ -76,6 +76,11 @@ def render_status(doc: Mapping[str, Any]) -> list[str]:
         f"contract {doc['contract']['id']} ({doc['contract']['mode']}): {doc['contract']['goal']}",
         f"loop: {loop.get('status')}"
         + (
+            " (resume with 'loop-contract loop --resume')"
+            if loop.get("status") == "interrupted"
+            else ""
+        )
+        + (
             f", stopped: {loop['stop_reason']} (exit {loop['exit_code']})"
             if loop.get("stop_reason")
             else ""

@@ -503,6 +503,9 @@ def test_kill_9_mid_turn_then_resume_finishes(
         running.stop()
     assert [i["n"] for i in iterations(repo)] == [1]
     assert stops(repo) == []
+    status = run_cli(repo, "status", "--json").json()
+    assert status["loop"]["status"] == "interrupted"  # recorded running, nobody holds the lock
+    assert status["loop"]["lock_holder"] is None
 
     # a new loop is refused while this one is recorded running
     fresh = loop(repo, "--", *command)
