@@ -174,6 +174,13 @@ def take_baseline(root: Path, contract_relpath: str, base_ref: str | None = None
             + run.output_tail[-2000:]
         )
     results = run.results
+    if results.outside_imports:
+        shadow = results.outside_imports[0]
+        raise BaselineRefused(
+            f"the baseline run imported {shadow['module']!r} from {shadow['imported']}, not "
+            f"from the checkout's {shadow['local']}: it would measure an installed copy; "
+            "install the project in editable mode from this checkout or set pythonpath"
+        )
     outcomes = results.outcomes()
     for error in results.collect_errors:
         outcomes.setdefault(error.get("nodeid", ""), "error")

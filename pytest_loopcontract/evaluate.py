@@ -22,7 +22,7 @@ from .processes import kill_group, read_tail
 from .results import RunResults
 from .verdict import Finding, Reason, build_verdict, environment_info
 
-__all__ = ["Evidence", "evaluate", "run_command_gate", "utc_now"]
+__all__ = ["Evidence", "evaluate", "outside_import_errors", "run_command_gate", "utc_now"]
 
 OUTPUT_TAIL_BYTES = 4096
 
@@ -214,6 +214,19 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
     )
     hooks.plugin_manager().hook.loopcontract_verdict(verdict=document)
     return document
+
+
+def outside_import_errors(results: RunResults) -> list[Reason]:
+    """Tests that imported an installed copy measured the wrong code: the run proves nothing."""
+    return [
+        Reason(
+            "code_outside_checkout",
+            f"module {e['module']!r} was imported from {e['imported']}, not from the "
+            f"checkout's {e['local']}; install it in editable mode from the checkout or set "
+            "pythonpath in the test configuration",
+        )
+        for e in results.outside_imports
+    ]
 
 
 def _measure(contract: Contract, results: RunResults, evidence: Evidence) -> list[gates.GateResult]:

@@ -16,7 +16,7 @@ import pytest
 
 from .baseline import BaselineRecord, baseline_path, load_baseline
 from .contract import Contract, load_contract, parse_validated
-from .evaluate import Evidence, evaluate
+from .evaluate import Evidence, evaluate, outside_import_errors
 from .results import RunResults
 from .tamper import pin_findings
 from .verdict import Finding, Reason
@@ -109,6 +109,7 @@ def verdict_in_process(
         errors.append(Reason("pytest_exit_code", f"pytest session ended with status {status}"))
     elif not results.tests:
         errors.append(Reason("no_tests", "no tests ran"))
+    errors += outside_import_errors(results)
     relpath = _relpath(contract, root)
     evidence = Evidence(
         trust="in-process",

@@ -294,6 +294,7 @@ class ResultCollector:
             dod_marks=self.marks,
             egress=self.egress + self._leftover_egress(),
             doctests=sorted(self.doctests),
+            outside_imports=outside_imports(Path(self.config.rootpath)),
             pytest_exitstatus=int(exitstatus),
             testsfailed=int(session.testsfailed),
             testscollected=int(session.testscollected),
@@ -383,6 +384,30 @@ def _short(text: str, limit: int = 2000) -> str:
     if len(text) <= limit:
         return text
     return "..." + text[-limit:]
+
+
+def outside_imports(root: Path) -> list[dict[str, str]]:
+    """Top-level modules the run imported from outside ``root`` although ``root`` has code of
+    that name: the tests exercised an installed copy, not the checkout being verified."""
+    import sys
+
+    found = []
+    resolved_root = root.resolve()
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if "." in name or not file:
+            continue
+        local = next(
+            (c for c in (root / name, root / "src" / name, root / f"{name}.py") if c.exists()),
+            None,
+        )
+        if local is None:
+            continue
+        path = Path(file).resolve()
+        if path == resolved_root or resolved_root in path.parents:
+            continue
+        found.append({"module": name, "imported": str(path), "local": str(local.relative_to(root))})
+    return sorted(found, key=lambda e: e["module"])
 
 
 def loaded_plugins(config: pytest.Config) -> list[str]:

@@ -50,6 +50,7 @@ class RunResults:
     dod_marks: dict[str, list[str]] = field(default_factory=dict)
     egress: list[dict[str, Any]] = field(default_factory=list)
     doctests: list[str] = field(default_factory=list)
+    outside_imports: list[dict[str, str]] = field(default_factory=list)
     pytest_exitstatus: int | None = None
     testsfailed: int = 0
     testscollected: int = 0
@@ -88,6 +89,11 @@ class RunResults:
                 },
                 egress=[dict(e) for e in _seq(data.get("egress")) if isinstance(e, Mapping)],
                 doctests=[str(n) for n in _seq(data.get("doctests"))],
+                outside_imports=[
+                    {str(k): str(v) for k, v in dict(e).items()}
+                    for e in _seq(data.get("outside_imports"))
+                    if isinstance(e, Mapping)
+                ],
                 pytest_exitstatus=(
                     None
                     if data.get("pytest_exitstatus") is None

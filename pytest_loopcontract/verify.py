@@ -21,7 +21,7 @@ from typing import Any
 from .baseline import BaselineRecord, load_baseline
 from .checkpoint_gate import diff_checkpoints
 from .contract import Contract, parse_contract
-from .evaluate import Evidence, evaluate, utc_now
+from .evaluate import Evidence, evaluate, outside_import_errors, utc_now
 from .history import History
 from .progress import diff_hash, progress_key
 from .results import RunResults
@@ -244,6 +244,7 @@ def verify(
             contract.pytest.timeout,
         )
         results = run.results or RunResults(nonce=nonce)
+        errors += outside_import_errors(results)
         if run.results is not None and run.exit_code is not None:
             # A run that ended abnormally (INTERNALERROR, interrupted, ...) is already an
             # ``error``; the tests it never reached are a consequence, not tampering.

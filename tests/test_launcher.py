@@ -1042,3 +1042,52 @@ def test_harness_patch_through_an_alias_is_found() -> None:
     [finding] = harness_findings(diff, [])
     assert (finding.path, finding.line) == ("src/a.py", 2)
     assert "imported name" in finding.message
+
+
+def test_installed_copy_shadowing_the_checkout_is_an_error(tmp_path: Path) -> None:
+    """Tests that import an installed copy measure the wrong code: the baseline refuses and
+    the verdict is an error naming the module."""
+    import json as _json
+    import os
+    import subprocess
+    import sys
+
+    repo = tmp_path / "shadow"
+    (repo / "src" / "mypkg").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "src" / "mypkg" / "__init__.py").write_text("def f():\n    return 1\n")
+    (repo / "tests" / "test_f.py").write_text(
+        "def test_f():\n    from mypkg import f\n\n    assert f() == 2\n"
+    )
+    (repo / "loopcontract.yml").write_text(
+        "version: 1\nid: sh\ndod:\n  - id: f\n    text: f is 2\n"
+        "    tests: [tests/test_f.py::test_f]\n"
+    )
+    init_repo(repo)
+    elsewhere = tmp_path / "site" / "mypkg"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "__init__.py").write_text("def f():\n    return 1\n")
+    shadowed = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    plain = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest_loopcontract", *args],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    refused = cli("baseline", env=shadowed)
+    assert refused.returncode == 27
+    assert "mypkg" in refused.stderr
+    assert cli("baseline", env=plain).returncode == 0
+    (repo / "src" / "mypkg" / "__init__.py").write_text("def f():\n    return 2\n")
+    verdict = _json.loads(cli("verify", "--json", env=shadowed).stdout)
+    assert_valid_verdict(verdict)
+    assert verdict["verdict"] == "error"
+    [reason] = [r for r in verdict["reasons"] if r["code"] == "code_outside_checkout"]
+    assert "mypkg" in reason["message"]
+    assert "src/mypkg" in reason["message"]
