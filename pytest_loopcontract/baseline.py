@@ -224,6 +224,7 @@ def take_baseline(root: Path, contract_relpath: str, base_ref: str | None = None
         protected_globs=globs,
         plugins=sorted(set(results.plugins) | set(contract.pytest.plugins)),
         created=utc_now(),
+        extra={"doctests": dict(results.doctests)},
     )
     write_json_atomic(baseline_path(root), record.to_json())
     return record

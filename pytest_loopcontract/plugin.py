@@ -146,6 +146,17 @@ class _WorkerMarks:
         _tag_dod_items(items)
 
 
+def _doctest_digest(item: Any) -> str:
+    """SHA-256 of a doctest's examples (source and expected output): the doctest is a test
+    living inside the code, so its text is pinned by digest rather than by file."""
+    import hashlib
+    import json
+
+    dtest = getattr(item, "dtest", None)
+    examples = [[ex.source, ex.want] for ex in getattr(dtest, "examples", None) or ()]
+    return hashlib.sha256(json.dumps(examples).encode("utf-8")).hexdigest()
+
+
 def _tag_dod_items(items: list[pytest.Item]) -> None:
     """Copy ``dod`` marker ids (and whether an item is a doctest) into user_properties, so
     they reach the controller's reports, from xdist workers too."""
@@ -153,7 +164,7 @@ def _tag_dod_items(items: list[pytest.Item]) -> None:
 
     for item in items:
         if isinstance(item, DoctestItem):
-            item.user_properties.append((KIND_PROPERTY, "doctest"))
+            item.user_properties.append((KIND_PROPERTY, "doctest:" + _doctest_digest(item)))
         for mark in item.iter_markers("dod"):
             for item_id in mark.args:
                 item.user_properties.append((DOD_PROPERTY, str(item_id)))
@@ -202,7 +213,7 @@ class ResultCollector:
         self.nonce = config.getoption("loop_contract_nonce") or secrets.token_hex(16)
         self.phases: dict[str, dict[str, pytest.TestReport]] = {}
         self.subfailures: dict[str, list[pytest.TestReport]] = {}
-        self.doctests: set[str] = set()
+        self.doctests: dict[str, str] = {}
         self.metrics: list[RecordedMetric] = []
         self.marks: dict[str, list[str]] = {}
         self.collect_errors: list[dict[str, str]] = []
@@ -270,8 +281,8 @@ class ResultCollector:
                 ids = self.marks.setdefault(str(value), [])
                 if report.nodeid not in ids:
                     ids.append(report.nodeid)
-            elif key == KIND_PROPERTY and value == "doctest":
-                self.doctests.add(report.nodeid)
+            elif key == KIND_PROPERTY and str(value).startswith("doctest:"):
+                self.doctests[report.nodeid] = str(value)[len("doctest:") :]
             elif key == EGRESS_PROPERTY and isinstance(value, dict):
                 self.egress.append({**value, "test": value.get("test") or report.nodeid})
             elif isinstance(key, str) and key.startswith(METRIC_PREFIX):
@@ -293,7 +304,7 @@ class ResultCollector:
             plugins=loaded_plugins(self.config),
             dod_marks=self.marks,
             egress=self.egress + self._leftover_egress(),
-            doctests=sorted(self.doctests),
+            doctests=dict(sorted(self.doctests.items())),
             outside_imports=outside_imports(Path(self.config.rootpath)),
             pytest_exitstatus=int(exitstatus),
             testsfailed=int(session.testsfailed),

@@ -49,7 +49,7 @@ class RunResults:
     plugins: list[str] = field(default_factory=list)
     dod_marks: dict[str, list[str]] = field(default_factory=dict)
     egress: list[dict[str, Any]] = field(default_factory=list)
-    doctests: list[str] = field(default_factory=list)
+    doctests: dict[str, str] = field(default_factory=dict)  # nodeid -> digest of examples
     outside_imports: list[dict[str, str]] = field(default_factory=list)
     pytest_exitstatus: int | None = None
     testsfailed: int = 0
@@ -88,7 +88,7 @@ class RunResults:
                     for k, v in dict(data.get("dod_marks") or {}).items()
                 },
                 egress=[dict(e) for e in _seq(data.get("egress")) if isinstance(e, Mapping)],
-                doctests=[str(n) for n in _seq(data.get("doctests"))],
+                doctests={str(k): str(v) for k, v in dict(data.get("doctests") or {}).items()},
                 outside_imports=[
                     {str(k): str(v) for k, v in dict(e).items()}
                     for e in _seq(data.get("outside_imports"))

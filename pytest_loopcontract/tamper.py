@@ -368,6 +368,24 @@ def crosscheck_findings(
     return findings
 
 
+def doctest_findings(
+    pinned: Mapping[str, str], observed: Mapping[str, str], allow: Sequence[str]
+) -> list[Finding]:
+    """Doctests whose examples (source or expected output) differ from the baseline's: the
+    module is the candidate's to change, its doctests are not."""
+    return [
+        Finding(
+            "doctest_modified",
+            "the doctest's examples differ from the baseline (its expected output or source "
+            "was edited)",
+            nodeid.split("::", 1)[0],
+            allowed=_allowed(nodeid.split("::", 1)[0], allow),
+        )
+        for nodeid, digest in sorted(pinned.items())
+        if nodeid in observed and observed[nodeid] != digest
+    ]
+
+
 def glob_for_tests(selectors: Iterable[str]) -> list[str]:
     """File globs of the files a set of test selectors live in."""
     files = []

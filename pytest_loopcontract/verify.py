@@ -27,7 +27,13 @@ from .progress import diff_hash, progress_key
 from .results import RunResults
 from .runner import clean_env, run_pytest
 from .sensors import added_lines_from_diff
-from .tamper import boundary_findings, crosscheck_findings, harness_findings, pin_findings
+from .tamper import (
+    boundary_findings,
+    crosscheck_findings,
+    doctest_findings,
+    harness_findings,
+    pin_findings,
+)
 from .verdict import Finding, Reason, write_json_atomic
 from .workspace import (
     STATE_DIR,
@@ -245,6 +251,9 @@ def verify(
         )
         results = run.results or RunResults(nonce=nonce)
         errors += outside_import_errors(results)
+        findings += doctest_findings(
+            dict(baseline.extra.get("doctests") or {}), results.doctests, allow
+        )
         if run.results is not None and run.exit_code is not None:
             # A run that ended abnormally (INTERNALERROR, interrupted, ...) is already an
             # ``error``; the tests it never reached are a consequence, not tampering.

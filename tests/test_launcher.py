@@ -1091,3 +1091,26 @@ def test_installed_copy_shadowing_the_checkout_is_an_error(tmp_path: Path) -> No
     [reason] = [r for r in verdict["reasons"] if r["code"] == "code_outside_checkout"]
     assert "mypkg" in reason["message"]
     assert "src/mypkg" in reason["message"]
+
+
+def test_editing_a_doctests_expected_output_is_tampering(tmp_path: Path) -> None:
+    import json as _json
+
+    repo = tmp_path / "doc2"
+    repo.mkdir()
+    (repo / "mod.py").write_text('def f():\n    """\n    >>> f()\n    2\n    """\n    return 1\n')
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = --doctest-modules\n")
+    (repo / "loopcontract.yml").write_text(
+        "version: 1\nid: doc\ndod:\n  - id: f\n    text: f returns 2\n    tests: [mod.py::mod.f]\n"
+    )
+    init_repo(repo)
+    assert run_cli(repo, "baseline").returncode == 0
+    # the "fix": make the doctest expect what the code returns
+    (repo / "mod.py").write_text('def f():\n    """\n    >>> f()\n    1\n    """\n    return 1\n')
+    result = run_cli(repo, "verify", "--json")
+    verdict = _json.loads(result.stdout)
+    assert_valid_verdict(verdict)
+    assert result.returncode == 25
+    assert ("doctest_modified", "mod.py") in {
+        (f["code"], f.get("path")) for f in verdict["tamper"]["findings"]
+    }
