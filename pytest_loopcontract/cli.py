@@ -441,6 +441,82 @@ def cmd_hook(args: argparse.Namespace) -> int:
         return 1
 
 
+DEFAULT_LEDGER = ".loop-contract/ledger.sqlite"
+DEFAULT_CERT_KEY = ".loop-contract/cert.key"
+
+
+def cmd_ledger(args: argparse.Namespace) -> int:
+    from .contest.ledger import verify_file
+    from .verdict import EXIT_TAMPER
+
+    path = Path(args.ledger)
+    if not path.exists():
+        _err(f"no ledger at {path} (a contest run creates it)")
+        return EXIT_USAGE
+    result = verify_file(path)
+    if args.json:
+        _print_json(
+            {
+                "ok": result.ok,
+                "rows_checked": result.rows_checked,
+                "first_bad_seq": result.first_bad_seq,
+                "reason": result.reason,
+                "head": result.head,
+                "warnings": list(result.warnings),
+            }
+        )
+    elif result.ok:
+        print(f"{path}: {result.rows_checked} rows seal; head {result.head}")
+    else:
+        where = f"row {result.first_bad_seq}" if result.first_bad_seq is not None else "file"
+        print(f"{path}: BROKEN at {where}: {result.reason}")
+    if not args.json:
+        for warning in result.warnings:
+            print(f"  warning: {warning}")
+    return 0 if result.ok else EXIT_TAMPER
+
+
+def cmd_cert(args: argparse.Namespace) -> int:
+    from .contest import certificate
+    from .contest.ledger import Ledger, LedgerError
+    from .verdict import EXIT_TAMPER
+
+    key_path = Path(args.key)
+    if not key_path.exists():
+        # never create a key here: a fresh key would make every real certificate look forged
+        _err(f"no certificate key at {key_path}; pass --key PATH")
+        return EXIT_USAGE
+    try:
+        key = certificate.load_or_create_key(key_path)
+    except certificate.KeyFileError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    ledger = None
+    if args.ledger:
+        try:
+            ledger = Ledger(args.ledger, create=False)
+        except LedgerError as exc:
+            _err(str(exc))
+            return EXIT_USAGE
+    try:
+        check = certificate.verify(args.token.strip(), key, ledger=ledger)
+    finally:
+        if ledger is not None:
+            ledger.close()
+    if args.json:
+        _print_json(
+            {
+                "valid": check.valid,
+                "code": check.code,
+                "reason": check.reason,
+                "payload": check.payload,
+            }
+        )
+    else:
+        print(check.reason)
+    return 0 if check.valid else EXIT_TAMPER
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loop-contract",
@@ -535,6 +611,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tests", nargs="*", metavar="SELECTOR", default=[])
     p.add_argument("--by", required=True, metavar="NAME")
     p.set_defaults(func=cmd_amend)
+
+    p = add("ledger", "check the contest ledger's hash chain")
+    lp = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    lv = lp.add_parser("verify", help="name the first row that does not seal (exit 25)")
+    lv.add_argument("--ledger", default=DEFAULT_LEDGER, metavar="PATH")
+    lv.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_ledger)
+
+    p = add("cert", "check a run certificate")
+    cpp = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    cv = cpp.add_parser("verify", help="VALID or the first mismatch (exit 25)")
+    cv.add_argument("token")
+    cv.add_argument("--key", default=DEFAULT_CERT_KEY, metavar="PATH")
+    cv.add_argument("--ledger", metavar="PATH", help="also check the ledger still backs it")
+    cv.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_cert)
 
     p = add("hook", "install or run git / agent-CLI hooks")
     hp = p.add_subparsers(dest="action", required=True, metavar="ACTION")
