@@ -8,7 +8,6 @@ denial fails the verdict so the agent undoes it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from itertools import groupby
 from typing import Any
 
@@ -29,9 +28,7 @@ def contract_patterns(contract: Contract) -> tuple[Any, ...]:
     return patterns_from_contract(contract.checkpoints, extra)
 
 
-def diff_checkpoints(
-    history: History, contract: Contract, patch: str, changed: Sequence[str]
-) -> list[Reason]:
+def diff_checkpoints(history: History, contract: Contract, patch: str) -> list[Reason]:
     """Reasons for the verdict: ``checkpoint_pending`` / ``checkpoint_denied`` per request."""
     patterns = contract_patterns(contract)
     matches: list[Match] = list(scan_diff(patch, patterns))  # paths of added/changed files too

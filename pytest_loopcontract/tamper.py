@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .results import RunResults
 from .verdict import Finding
-from .workspace import Pin, TreeEntry, match_glob, matches_any
+from .workspace import Pin, TreeEntry, matches_any
 
 __all__ = [
     "HARNESS_PATTERNS",
@@ -384,18 +384,3 @@ def doctest_findings(
         for nodeid, digest in sorted(pinned.items())
         if nodeid in observed and observed[nodeid] != digest
     ]
-
-
-def glob_for_tests(selectors: Iterable[str]) -> list[str]:
-    """File globs of the files a set of test selectors live in."""
-    files = []
-    for selector in selectors:
-        file_part = selector.split("::", 1)[0]
-        if file_part:
-            files.append(file_part)
-    return files
-
-
-def is_test_file(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return match_glob(path, "test_*.py") or name.endswith("_test.py")

@@ -218,9 +218,7 @@ def verify(
     ]
     findings += boundary_findings(crossing, contract.boundaries.allow, contract.boundaries.deny)
     findings += harness_findings(patch, allow, test_globs=[*globs, "test_*.py", "*_test.py"])
-    gate_checks = diff_checkpoints(
-        history or History(root / STATE_DIR), contract, patch, [p for _, p in changed]
-    )
+    gate_checks = diff_checkpoints(history or History(root / STATE_DIR), contract, patch)
 
     nonce = secrets.token_hex(16)
     scratch = make_scratch(tree_bytes=tree_size(root, tree))
