@@ -146,6 +146,7 @@ class Contract:
     pytest: PytestSettings = PytestSettings()
     judged: Mapping[str, Any] = field(default_factory=dict)
     bracket: Mapping[str, Any] = field(default_factory=dict)
+    contest: Mapping[str, Any] = field(default_factory=dict)
     seats: tuple[Mapping[str, Any], ...] = ()
     egress_allow: tuple[str, ...] | None = None
     on_item_done: tuple[str, ...] = ()
@@ -279,6 +280,7 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         pytest=pytest_settings,
         judged=dict(doc.get("judged") or {}),
         bracket=dict(doc.get("bracket") or {}),
+        contest=dict(doc.get("contest") or {}),
         seats=tuple(dict(s) for s in doc.get("seats") or ()),
         egress_allow=_strings(doc["egress"].get("allow")) if "egress" in doc else None,
         on_item_done=_strings(doc.get("on_item_done")),

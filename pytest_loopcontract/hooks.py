@@ -3,24 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import cache
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from . import hookspecs
 
-__all__ = ["metric_sources", "plugin_manager"]
+if TYPE_CHECKING:
+    from .contest.seats import Seat, SeatRun
+
+__all__ = ["metric_sources", "plugin_manager", "seat_result"]
 
 
 class _Builtins:
-    """The built-in metric sources, registered through the public hook like any plugin."""
+    """The built-in metric sources and seat reading, registered through the public hooks like
+    any plugin."""
 
     @hookspecs.hookimpl
     def loopcontract_metric_sources(self) -> Mapping[str, Callable[..., Any]]:
         from .sensors import BUILTIN_SOURCES
 
         return BUILTIN_SOURCES
+
+    @hookspecs.hookimpl(trylast=True)
+    def loopcontract_seat_result(self, run: SeatRun, report_file: Path) -> SeatRun:
+        from .contest.seats import apply_report, read_report
+
+        return apply_report(run, read_report(report_file))
 
 
 @cache
@@ -38,3 +50,26 @@ def metric_sources() -> dict[str, Callable[..., Any]]:
     for mapping in reversed(plugin_manager().hook.loopcontract_metric_sources()):
         merged.update(mapping)
     return merged
+
+
+def seat_result(seat: Seat, run: SeatRun, report_file: Path) -> SeatRun:
+    """The classified run: the first seat adapter's answer, else the built-in report reading.
+
+    A contest must not crash because an adapter did: if one raises or answers with something
+    that is not a ``SeatRun``, the built-in reading is used and a note says why.
+    """
+    from .contest.seats import SeatRun, apply_report, read_report
+
+    hook = plugin_manager().hook.loopcontract_seat_result
+    try:
+        result = hook(seat=seat, run=run, report_file=report_file)
+    except Exception as exc:
+        problem = f"seat adapter failed ({type(exc).__name__}: {exc})"
+    else:
+        if isinstance(result, SeatRun):
+            return result
+        if result is None:
+            return run
+        problem = f"seat adapter answered {type(result).__name__}, not a SeatRun"
+    fallback = apply_report(run, read_report(report_file))
+    return replace(fallback, notes=(*fallback.notes, f"{problem}; built-in reading used"))

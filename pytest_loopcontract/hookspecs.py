@@ -1,16 +1,20 @@
 """Extension points of the verifier, as pluggy hook specifications.
 
 Third-party packages implement these and advertise the implementation under the entry-point
-group ``loopcontract``. The built-in metric sources are registered through the same hook, so
-they double as the reference implementation.
+group ``loopcontract``. The built-in metric sources and the built-in reading of a seat's report
+file are registered through the same hooks, so they double as the reference implementations.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pluggy
+
+if TYPE_CHECKING:
+    from .contest.seats import Seat, SeatRun
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
 
@@ -42,3 +46,20 @@ def loopcontract_verdict(verdict: Mapping[str, Any]) -> None:
 def loopcontract_checkpoint_patterns() -> Sequence[Any]:  # type: ignore[empty-body]
     """Return extra checkpoint patterns (:class:`~.checkpoints.Pattern`) to apply everywhere:
     command checks, diff scans of ``verify``, the pre-push hook and agent hooks."""
+
+
+@hookspec(firstresult=True)
+def loopcontract_seat_result(seat: Seat, run: SeatRun, report_file: Path) -> SeatRun | None:
+    """Classify a finished seat run: a seat adapter for a given agent CLI.
+
+    ``run`` carries the process facts only: ``status`` is ``ok``, ``error`` (non-zero exit or
+    a signal), ``timeout`` or ``unavailable``, with the command, exit code, seconds, the head
+    and tail of stdout and the tail of stderr. ``report_file`` is where the seat was told to
+    write its report (it may not exist). Return a new :class:`~.contest.seats.SeatRun` (for
+    instance with ``status="refused"`` when the CLI's output says it declined, or with the
+    ``tokens`` and ``cost_usd`` the CLI printed), or ``None`` to leave the run to the next
+    implementation. The first non-``None`` answer wins; the built-in implementation runs last
+    and applies the report file (:func:`~.contest.seats.apply_report`), so an adapter that
+    answers should call ``apply_report(run, read_report(report_file))`` itself if it wants the
+    report honoured too. Tokens and cost must be what the agent reported, never an estimate.
+    """

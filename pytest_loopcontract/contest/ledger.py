@@ -64,7 +64,12 @@ keys are free-form and shown as a convention.
     *checked*: ``event`` is one of :data:`EVENT_NAMES`. Convention: ``spread_over_threshold``
     ``{"target", "spread", "threshold"}``; ``budget_exhausted`` ``{"budget", "limit", "spent"}``;
     ``retry_cap`` ``{"attempts", "cap"}``; ``human_gate`` ``{"by", "decision", "sha"}``;
-    ``ledger_tampered`` ``{"first_bad_seq", "reason"}``; ``run_lock_recovered`` ``{"holder"}``.
+    ``ledger_tampered`` ``{"first_bad_seq", "reason"}``; ``run_lock_recovered`` ``{"holder"}``;
+    ``escalation`` ``{"code", "message"}``; ``outside_write`` ``{"paths"}``; ``identical_trees``
+    ``{"seats", "tree"}``; ``judge_reply_discarded`` ``{"judge", "status", "discarded_cells",
+    "note"}``; ``dissent_rerun`` ``{"target"}``; ``bracket`` ``{"rounds", "proposed_winner"}``;
+    ``lesson_written`` ``{"lesson", "gate", "kind"}``; ``route_demoted`` ``{"seat", "domain",
+    "held"}``; ``merge`` ``{"seat", "branch", "commit", "into"}``.
 ``run_finished``
     ``{"status": "winner" | "no_winner" | "stopped", "winner": seat | null}``.
 """
@@ -126,6 +131,15 @@ EVENT_NAMES = frozenset(
         "human_gate",
         "ledger_tampered",
         "run_lock_recovered",
+        "escalation",
+        "outside_write",
+        "identical_trees",
+        "judge_reply_discarded",
+        "dissent_rerun",
+        "bracket",
+        "lesson_written",
+        "route_demoted",
+        "merge",
     }
 )
 _ROLES = frozenset({"candidate", "judge"})

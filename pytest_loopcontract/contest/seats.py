@@ -1,0 +1,535 @@
+"""Seats: run one agent command, as a candidate's author or as a judge, and record what it did.
+
+A seat is a program the contest does not trust and cannot fix: it may hang, print gigabytes,
+spawn helpers that outlive it, refuse the task, crash, or not be installed at all. Running it
+must still end with one honest record, so:
+
+* **No shell, ever.** The command is an argument list from the contract; placeholders such as
+  ``{workdir}`` are replaced inside each argument, so a path with spaces or quotes stays one
+  argument and nothing is ever parsed by a shell.
+* **The whole process group is the seat.** Each seat leads its own session. At its timeout the
+  group gets SIGTERM, then SIGKILL after a short grace; when the seat exits on its own, helpers
+  it left behind in its group are killed too, so nothing keeps editing a worktree after its
+  candidate was captured. The leader is reaped only after the group was signalled, so its
+  process-group id cannot be recycled under us.
+* **Output costs no memory.** stdout and stderr are drained in threads; only the first and the
+  last 64 KiB are kept, with the byte count, so a seat printing gigabytes is just a number.
+* **Cost is reported, never estimated.** Tokens and dollars come from the seat's own report
+  file or a seat adapter; when neither says, the record says ``None``.
+* **One extension point decides the outcome.** The process facts (exit code, signal, timeout)
+  go through the ``loopcontract_seat_result`` hook; the built-in implementation reads the
+  report file, and a plugin for a given agent CLI can tell refusal from failure by its output.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from ..processes import kill_group
+
+if TYPE_CHECKING:
+    from ..contract import Contract
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "KEEP_BYTES",
+    "KILL_GRACE_SECONDS",
+    "PLACEHOLDERS",
+    "REPORT_MAX_BYTES",
+    "ROLES",
+    "STATUSES",
+    "Seat",
+    "SeatReport",
+    "SeatRun",
+    "apply_report",
+    "expand_argv",
+    "read_report",
+    "run_seat",
+    "seats_from_contract",
+]
+
+ROLES: tuple[str, ...] = ("candidate", "judge")
+STATUSES: tuple[str, ...] = ("ok", "unavailable", "refused", "timeout", "error")
+
+DEFAULT_TIMEOUT = 900.0
+"""Seconds a seat may run when the contract does not say."""
+
+KEEP_BYTES = 64 * 1024
+"""How much of the start and of the end of each output stream is kept."""
+
+KILL_GRACE_SECONDS = 2.0
+"""Between SIGTERM and SIGKILL at a timeout: time to flush a report, not to keep working."""
+
+PIPE_GRACE_SECONDS = 2.0
+"""How long to wait for the output pipes to close once the whole group is dead. Only a process
+that escaped the group (its own ``setsid``) can hold them longer."""
+
+REPORT_MAX_BYTES = 64 * 1024
+"""A report larger than this is not a report."""
+
+REASON_MAX_CHARS = 500
+
+PLACEHOLDERS: tuple[str, ...] = ("prompt_file", "workdir", "packet_file", "report_file")
+
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+_PIPE_CHUNK = 64 * 1024
+# A seat's git commands must act on its own worktree, not on a repository the caller happens
+# to be inside (for instance when the contest runs from a git hook).
+_GIT_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One seat of the contract: who it is, how to run it as author and as judge."""
+
+    name: str
+    family: str
+    generate: tuple[str, ...] | None = None
+    judge: tuple[str, ...] | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    scripted: bool = False
+
+    def command(self, role: str) -> tuple[str, ...]:
+        """The argv template for ``role``; ``ValueError`` if the seat has none."""
+        if role not in ROLES:
+            raise ValueError(f"unknown seat role {role!r}: expected one of {', '.join(ROLES)}")
+        argv = self.generate if role == "candidate" else self.judge
+        if not argv:
+            key = "generate" if role == "candidate" else "judge"
+            raise ValueError(f"seat {self.name!r} has no {key!r} command, so it cannot be a {role}")
+        return argv
+
+
+def seats_from_contract(contract: Contract) -> list[Seat]:
+    """The contract's seats, in contract order (the schema has already validated them)."""
+    return [_seat(raw) for raw in contract.seats]
+
+
+def _seat(raw: Mapping[str, Any]) -> Seat:
+    def argv(key: str) -> tuple[str, ...] | None:
+        value = raw.get(key)
+        return tuple(str(a) for a in value) if value else None
+
+    timeout = raw.get("timeout")
+    return Seat(
+        name=str(raw["name"]),
+        family=str(raw["family"]),
+        generate=argv("generate"),
+        judge=argv("judge"),
+        timeout=DEFAULT_TIMEOUT if timeout is None else float(timeout),
+        scripted=bool(raw.get("scripted", False)),
+    )
+
+
+def expand_argv(argv: Sequence[str], values: Mapping[str, str]) -> list[str]:
+    """Replace ``{prompt_file}``, ``{workdir}``, ``{packet_file}`` and ``{report_file}`` inside
+    every argument, also where embedded (``--prompt={prompt_file}``).
+
+    One pass per argument: a value that itself contains ``{workdir}`` is not expanded again.
+    Unknown braces, and known placeholders without a value, are left as they are.
+    """
+
+    def substitute(match: re.Match[str]) -> str:
+        return values.get(match.group(1), match.group(0))
+
+    return [_PLACEHOLDER.sub(substitute, arg) for arg in argv]
+
+
+@dataclass(frozen=True)
+class SeatRun:
+    """What one run of a seat did. ``command`` is the expanded argv; ``reason`` is a human
+    sentence (empty when ``ok``); ``notes`` are side remarks (a report field that was ignored).
+
+    ``stdout_head`` is the first 64 KiB of stdout, ``stdout_tail`` the last 64 KiB of what came
+    after the head (empty when everything fit in the head), ``stdout_bytes`` the total; both are
+    decoded as UTF-8 with replacement. ``stderr_tail`` is the last 64 KiB of stderr.
+    """
+
+    seat: str
+    family: str
+    role: str
+    status: str
+    command: tuple[str, ...]
+    exit_code: int | None
+    seconds: float
+    tokens: int | None = None
+    cost_usd: float | None = None
+    reason: str = ""
+    stdout_head: str = ""
+    stdout_tail: str = ""
+    stdout_bytes: int = 0
+    stderr_tail: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def stdout_text(self) -> str | None:
+        """The whole stdout if it was kept whole (at most 64 KiB), else ``None``."""
+        return self.stdout_head if self.stdout_bytes <= KEEP_BYTES else None
+
+    def provenance(self) -> dict[str, Any]:
+        """The ``provenance`` object of a candidate in ``result.json``."""
+        return {
+            "command": list(self.command),
+            "exit_code": self.exit_code,
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+            "seconds": self.seconds,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class SeatReport:
+    """A seat's report file, field by field; a field that was absent or invalid is ``None``."""
+
+    tokens: int | None = None
+    cost_usd: float | None = None
+    refused: bool | None = None
+    reason: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def read_report(path: Path) -> SeatReport:
+    """Read a seat's report. A missing file is an empty report; a broken one is ignored with a
+    note; each bad field is ignored on its own with a note. Never raises for the file's content.
+
+    The file is opened without following a symbolic link and only read if it is a regular file
+    (a FIFO planted by a seat would block a plain read forever).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return SeatReport()
+    except OSError as exc:
+        if os.path.islink(path):
+            return SeatReport(notes=("report file ignored: it is a symbolic link",))
+        return SeatReport(notes=(f"report file ignored: cannot open it ({exc.strerror})",))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return SeatReport(notes=("report file ignored: not a regular file",))
+        data = fh.read(REPORT_MAX_BYTES + 1)
+    if len(data) > REPORT_MAX_BYTES:
+        return SeatReport(notes=(f"report file ignored: larger than {REPORT_MAX_BYTES} bytes",))
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return SeatReport(notes=("report file ignored: not JSON",))
+    if not isinstance(doc, dict):
+        return SeatReport(notes=("report file ignored: not a JSON object",))
+    return _report_fields(doc)
+
+
+def _report_fields(doc: Mapping[str, Any]) -> SeatReport:
+    notes: list[str] = []
+
+    def bad(key: str, expected: str) -> None:
+        notes.append(f"report field {key!r} ignored: {expected}, got {_short_repr(doc[key])}")
+
+    tokens: int | None = None
+    if "tokens" in doc:
+        value = doc["tokens"]
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            tokens = value
+        else:
+            bad("tokens", "expected a non-negative integer")
+    cost: float | None = None
+    if "cost_usd" in doc:
+        value = doc["cost_usd"]
+        if (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and value >= 0
+        ):
+            cost = float(value)
+        else:
+            bad("cost_usd", "expected a finite non-negative number")
+    refused: bool | None = None
+    if "refused" in doc:
+        if isinstance(doc["refused"], bool):
+            refused = doc["refused"]
+        else:
+            bad("refused", "expected true or false")
+    reason: str | None = None
+    if "reason" in doc:
+        if isinstance(doc["reason"], str):
+            reason = _one_line(doc["reason"])
+        else:
+            bad("reason", "expected a string")
+    return SeatReport(tokens, cost, refused, reason, tuple(notes))
+
+
+def apply_report(run: SeatRun, report: SeatReport) -> SeatRun:
+    """Fold a report into a run: tokens and cost as reported, ``refused`` if the report says
+    so (a timeout stays a timeout: it outranks a refusal), the report's notes appended.
+
+    This is the built-in ``loopcontract_seat_result`` implementation, public so that a seat
+    adapter can combine its own reading with the report file's.
+    """
+    notes = list(run.notes) + list(report.notes)
+    status, reason = run.status, run.reason
+    if report.refused and run.status in ("ok", "error"):
+        status = "refused"
+        reason = f"refused: {report.reason}" if report.reason else "refused (no reason given)"
+    elif report.reason:
+        notes.append(f"report reason: {report.reason}")
+    if report.refused and run.status == "timeout":
+        notes.append("the report says refused, but the seat timed out first")
+    return replace(
+        run,
+        status=status,
+        reason=reason,
+        tokens=report.tokens if report.tokens is not None else run.tokens,
+        cost_usd=report.cost_usd if report.cost_usd is not None else run.cost_usd,
+        notes=tuple(notes),
+    )
+
+
+def run_seat(
+    seat: Seat,
+    role: str,
+    *,
+    cwd: Path,
+    values: Mapping[str, str],
+    report_file: Path,
+    env_extra: Mapping[str, str] | None = None,
+) -> SeatRun:
+    """Run ``seat`` as ``role`` (``candidate`` runs its ``generate`` command, ``judge`` its
+    ``judge`` command) in ``cwd`` and return what happened. Never raises for anything the seat
+    does; raises ``ValueError`` for a caller's mistake (no such command, no such ``cwd``).
+
+    ``values`` fills the placeholders; ``{report_file}`` is always ``report_file`` (made
+    absolute; a stale one from an earlier run is deleted first). The seat's environment is this
+    process's, minus the variables that would point git elsewhere, plus
+    ``LOOP_CONTRACT_REPORT``, ``LOOP_CONTRACT_ROLE``, ``LOOP_CONTRACT_SEAT`` and ``env_extra``.
+    stdin is ``/dev/null``. The outcome goes through the ``loopcontract_seat_result`` hook.
+    """
+    from .. import hooks
+
+    template = seat.command(role)
+    cwd = Path(cwd)
+    if not cwd.is_dir():
+        raise ValueError(f"seat {seat.name!r}: working directory {cwd} does not exist")
+    report_file = Path(report_file).absolute()
+    report_file.parent.mkdir(parents=True, exist_ok=True)
+    report_file.unlink(missing_ok=True)  # a report left by an earlier run must not count
+    command = tuple(expand_argv(template, {**values, "report_file": str(report_file)}))
+    env = _seat_env(seat, role, report_file, env_extra)
+    base = SeatRun(
+        seat=seat.name, family=seat.family, role=role, status="ok", command=command,
+        exit_code=None, seconds=0.0,
+    )  # fmt: skip
+    problem = _program_problem(command[0], cwd, env.get("PATH"))
+    if problem is not None:
+        raw = replace(base, status="unavailable", reason=problem)
+    else:
+        raw = _execute(base, cwd=cwd, env=env, timeout=seat.timeout)
+    return hooks.seat_result(seat, raw, report_file)
+
+
+def _seat_env(
+    seat: Seat, role: str, report_file: Path, env_extra: Mapping[str, str] | None
+) -> dict[str, str]:
+    env = dict(os.environ)
+    for key in _GIT_LOCATION_VARS:
+        env.pop(key, None)
+    env.update(
+        LOOP_CONTRACT_REPORT=str(report_file),
+        LOOP_CONTRACT_ROLE=role,
+        LOOP_CONTRACT_SEAT=seat.name,
+    )
+    env.update(env_extra or {})
+    return env
+
+
+def _program_problem(program: str, cwd: Path, path: str | None) -> str | None:
+    """Why ``program`` cannot be started, or ``None`` if it looks startable."""
+    if not program:
+        return "the command's program is empty"
+    if "/" in program:
+        target = Path(program) if os.path.isabs(program) else cwd / program
+        if not target.exists():
+            return f"program {program!r} not found"
+        if target.is_dir() or not os.access(target, os.X_OK):
+            return f"program {program!r} is not executable"
+        return None
+    search = path if path is not None else os.defpath
+    if shutil.which(program, path=search) is not None:
+        return None
+    for folder in search.split(os.pathsep):
+        if os.path.isfile(os.path.join(folder or ".", program)):
+            return f"program {program!r} is on PATH but not executable"
+    return f"program {program!r} not found on PATH"
+
+
+class _Capture:
+    """Keeps the first ``head`` bytes, the last ``tail`` bytes after them, and the count."""
+
+    def __init__(self, head: int, tail: int) -> None:
+        self._head_limit = head
+        self._tail_limit = tail
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def add(self, chunk: bytes) -> None:
+        with self._lock:
+            self._total += len(chunk)
+            room = self._head_limit - len(self._head)
+            if room > 0:
+                self._head += chunk[:room]
+                chunk = chunk[room:]
+            if chunk:
+                self._tail += chunk
+                if len(self._tail) > 2 * self._tail_limit:  # trim in batches, not per chunk
+                    del self._tail[: -self._tail_limit]
+
+    def snapshot(self) -> tuple[bytes, bytes, int]:
+        with self._lock:
+            tail = self._tail[-self._tail_limit :] if self._tail_limit else b""
+            return bytes(self._head), bytes(tail), self._total
+
+
+def _pump(stream: IO[bytes], sink: _Capture) -> None:
+    fd = stream.fileno()
+    with stream:
+        while chunk := os.read(fd, _PIPE_CHUNK):
+            sink.add(chunk)
+
+
+def _start_thread(target: Any, *args: Any) -> threading.Thread:
+    thread = threading.Thread(target=target, args=args, daemon=True)
+    thread.start()
+    return thread
+
+
+def _await_exit(pid: int, done: threading.Event) -> None:
+    """Block until the child exits without reaping it (``WNOWAIT``): while it is an unreaped
+    zombie its pid, and so its process-group id, cannot be reused by an unrelated process."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    done.set()
+
+
+def _reap(proc: subprocess.Popen[bytes], done: threading.Event) -> None:
+    proc.wait()
+    done.set()
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def _execute(base: SeatRun, *, cwd: Path, env: Mapping[str, str], timeout: float) -> SeatRun:
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(base.command),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        detail = exc.strerror or str(exc)
+        return replace(
+            base, status="unavailable", reason=f"cannot start {base.command[0]!r}: {detail}"
+        )
+    assert proc.stdout is not None and proc.stderr is not None  # PIPE always makes them
+    out = _Capture(KEEP_BYTES, KEEP_BYTES)
+    err = _Capture(0, KEEP_BYTES)
+    pumps = [_start_thread(_pump, proc.stdout, out), _start_thread(_pump, proc.stderr, err)]
+    exited = threading.Event()
+    if hasattr(os, "waitid"):
+        waiter = _start_thread(_await_exit, proc.pid, exited)
+    else:  # pragma: no cover - platforms without waitid reap at once and accept the pid race
+        waiter = _start_thread(_reap, proc, exited)
+    timed_out = False
+    try:
+        if not exited.wait(timeout):
+            timed_out = True
+            _signal_group(proc.pid, signal.SIGTERM)
+            exited.wait(KILL_GRACE_SECONDS)
+        seconds = time.monotonic() - started
+    finally:
+        # SIGKILL whatever is left of the group (helpers the seat left behind, or everything
+        # at a timeout or an interrupt), then reap the leader.
+        kill_group(proc)
+    waiter.join()
+    notes: list[str] = []
+    for pump in pumps:
+        pump.join(PIPE_GRACE_SECONDS)
+    if any(pump.is_alive() for pump in pumps):
+        notes.append("output pipes held open by a process outside the seat's group")
+    code = proc.returncode
+    head, tail, total = out.snapshot()
+    _, err_tail, err_total = err.snapshot()
+    if timed_out:
+        status, reason = "timeout", f"timed out after {timeout:g}s; process group killed"
+    elif code < 0:
+        status, reason = "error", f"killed by signal {_signal_name(-code)}"
+    elif code != 0:
+        status, reason = "error", f"exited {code}"
+    else:
+        status, reason = "ok", ""
+    return replace(
+        base,
+        status=status,
+        reason=reason,
+        exit_code=code if code >= 0 else None,
+        seconds=round(seconds, 3),
+        stdout_head=_decode(head, cut_before=False, cut_after=total > len(head)),
+        stdout_tail=_decode(tail, cut_before=total > len(head) + len(tail), cut_after=False),
+        stdout_bytes=total,
+        stderr_tail=_decode(err_tail, cut_before=err_total > len(err_tail), cut_after=False),
+        notes=tuple(notes),
+    )
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f"{number} ({signal.Signals(number).name})"
+    except ValueError:
+        return str(number)
+
+
+def _decode(data: bytes, *, cut_before: bool, cut_after: bool) -> str:
+    """UTF-8 with replacement; a character split by a cut is dropped rather than mangled."""
+    if cut_before:
+        skip = 0
+        while skip < min(3, len(data)) and 0x80 <= data[skip] <= 0xBF:
+            skip += 1
+        data = data[skip:]
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    return decoder.decode(data, final=not cut_after)
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    if len(flat) > REASON_MAX_CHARS:
+        return flat[: REASON_MAX_CHARS - 1] + "…"
+    return flat
+
+
+def _short_repr(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
