@@ -1,0 +1,201 @@
+"""One judge, start to finish: packet out, reply in, cells or a recorded reason back.
+
+The orchestrator decides *how* a judge runs (which program, which timeout, which sandbox) and
+hands that in as ``ask``; this module decides *what* the judge sees and what counts from its
+answer. Keeping the two apart means the judging rules are tested with real judge programs
+without the rest of the contest, and a seat runner can change without touching them.
+
+Why it works this way:
+
+* **One repair, then discard.** Models sometimes answer in prose. One repair request, with the
+  reason and the start of the bad reply, fixes most of that; a second failure is recorded and
+  the judge's reply is discarded, never guessed at.
+* **Same labels on the repair.** The repair packet is built from the same inputs, so the labels
+  (and their order) are the same ones the judge already saw; a changed order would invite a
+  fixed-up reply that scores the wrong candidates.
+* **Nothing to judge, nothing asked.** A judge whose family made every candidate gets no packet
+  at all (``no_candidates``): asking it would only invite self-scoring.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .matrix import ROWS, Cell
+from .packets import CandidateView, build_packet, redact_secrets, write_packet
+from .replies import DiscardedCell, parse_reply
+
+__all__ = [
+    "ASK_STATUSES",
+    "JUDGE_STATUSES",
+    "AskResult",
+    "JudgeOutcome",
+    "run_judge",
+]
+
+ASK_STATUSES = ("ok", "unavailable", "refused", "timeout", "error")
+"""How running a judge program can end (the seat protocol's outcomes)."""
+
+JUDGE_STATUSES = (
+    "ok",
+    "repaired",
+    "discarded",
+    "unavailable",
+    "refused",
+    "timeout",
+    "error",
+    "no_candidates",
+)
+"""How judging can end for one judge, as ``result.json`` reports it."""
+
+_REPLY_HEAD_CHARS = 200
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@dataclass(frozen=True)
+class AskResult:
+    """What running a judge program on one packet gave.
+
+    ``stdout`` is the judge's reply, or ``None`` when there is none to read (the program did
+    not run, or its output was too large to keep whole). ``reason`` says why, for the record.
+    """
+
+    status: str
+    stdout: str | None = None
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in ASK_STATUSES:
+            raise ValueError(f"ask status {self.status!r} is not one of {', '.join(ASK_STATUSES)}")
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """Everything one judge contributed, and how it went.
+
+    ``cells`` are the matrix cells that count; ``discarded_cells`` those that did not and why;
+    ``labels`` (label -> seat) is the blind map the judge was given; ``attempts`` records each
+    request (``{"attempt", "status", "error", "reply_head"}``, the reply head redacted).
+    """
+
+    seat: str
+    family: str
+    status: str
+    cells: tuple[Cell, ...]
+    discarded_cells: tuple[DiscardedCell, ...]
+    labels: Mapping[str, str]
+    attempts: tuple[Mapping[str, Any], ...]
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in JUDGE_STATUSES:
+            raise ValueError(
+                f"judge status {self.status!r} is not one of {', '.join(JUDGE_STATUSES)}"
+            )
+
+
+def run_judge(
+    *,
+    run_id: str,
+    judge_seat: str,
+    judge_family: str,
+    task: Mapping[str, Any],
+    candidates: Sequence[CandidateView],
+    identities: Iterable[str],
+    rows: Sequence[str] = ROWS,
+    packet_dir: Path,
+    ask: Callable[[Path], AskResult],
+    max_diff_chars: int = 60_000,
+) -> JudgeOutcome:
+    """Build and write the packet for ``judge_seat``, ask the judge, parse its reply.
+
+    A reply that is not a JSON object with a ``scores`` list gets one repair request (same
+    labels, ``repair`` filled in); if that fails too the judge is ``discarded`` with the reason.
+    A non-``ok`` ask ends the judge with that status. Packets are written to
+    ``packet_dir/<judge>.packet.json`` and ``packet_dir/<judge>.repair.json``.
+    """
+    identity_list = list(identities)
+    families = {view.seat: view.family for view in candidates}
+
+    def packet_for(repair: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, str]]:
+        return build_packet(
+            run_id=run_id,
+            judge_seat=judge_seat,
+            judge_family=judge_family,
+            task=task,
+            candidates=candidates,
+            identities=identity_list,
+            rows=rows,
+            repair=repair,
+            max_diff_chars=max_diff_chars,
+        )
+
+    packet, labels = packet_for(None)
+
+    def outcome(
+        status: str,
+        attempts: list[dict[str, Any]],
+        note: str = "",
+        cells: tuple[Cell, ...] = (),
+        discarded: tuple[DiscardedCell, ...] = (),
+    ) -> JudgeOutcome:
+        return JudgeOutcome(
+            seat=judge_seat,
+            family=judge_family,
+            status=status,
+            cells=cells,
+            discarded_cells=discarded,
+            labels=dict(labels),
+            attempts=tuple(attempts),
+            note=note,
+        )
+
+    if not labels:
+        return outcome("no_candidates", [], "every candidate is the judge's own seat or family")
+
+    name = _UNSAFE_NAME.sub("_", judge_seat) or "judge"
+    attempts: list[dict[str, Any]] = []
+    error: str | None = None
+    previous = ""
+    for number, suffix in ((1, "packet"), (2, "repair")):
+        if number == 2:
+            packet, repair_labels = packet_for({"error": error or "", "previous_reply": previous})
+            if repair_labels != labels:  # pragma: no cover - build_packet is deterministic
+                raise AssertionError("the repair packet changed the labels")
+        path = packet_dir / f"{name}.{suffix}.json"
+        write_packet(path, packet)
+        result = ask(path)
+        if result.status != "ok":
+            attempts.append(_attempt(number, result.status, result.reason or None, result.stdout))
+            return outcome(result.status, attempts, result.reason)
+        if result.stdout is None:
+            error = "no readable reply" + (f" ({result.reason})" if result.reason else "")
+            parsed = None
+        else:
+            parsed = parse_reply(
+                result.stdout,
+                labels=labels,
+                judge_seat=judge_seat,
+                judge_family=judge_family,
+                rows=rows,
+                seat_families=families,
+            )
+            error = parsed.error
+        attempts.append(_attempt(number, "ok", error, result.stdout))
+        if parsed is not None and parsed.error is None:
+            status = "ok" if number == 1 else "repaired"
+            note = ""
+            if parsed.discarded:
+                note = f"{len(parsed.discarded)} cell(s) discarded"
+            return outcome(status, attempts, note, parsed.cells, parsed.discarded)
+        previous = result.stdout or ""
+    return outcome("discarded", attempts, f"reply unusable after one repair: {error}")
+
+
+def _attempt(number: int, status: str, error: str | None, stdout: str | None) -> dict[str, Any]:
+    head = None if stdout is None else redact_secrets(stdout[:_REPLY_HEAD_CHARS])
+    return {"attempt": number, "status": status, "error": error, "reply_head": head}
