@@ -110,9 +110,18 @@ def main() -> int:
     )
     failures += loop.returncode != 0
     print(
+        "\n== the contest: scripted seats and judges, two runs (examples/contest_demo.py)",
+        flush=True,
+    )
+    contest = subprocess.run(
+        [sys.executable, str(HERE / "contest_demo.py"), "--workdir", str(base / "contest-demo")],
+        check=False,
+    )
+    failures += contest.returncode != 0
+    print(
         "\ndemo "
         + (
-            "OK: the honest fix passed and every cheat was caught"
+            "OK: the honest fix passed, every cheat was caught, the loop and the contest behaved"
             if not failures
             else f"FAILED: {failures} unexpected results"
         )

@@ -517,6 +517,136 @@ def cmd_cert(args: argparse.Namespace) -> int:
     return 0 if check.valid else EXIT_TAMPER
 
 
+def cmd_contest(args: argparse.Namespace) -> int:
+    from .contest.ledger import LedgerError, RunBusy
+    from .contest.orchestrate import ContestError, contest_exit_code, run_contest
+    from .contest.report import render_markdown, render_terminal
+
+    root = _root()
+    rel = _repo_and_contract(args.contract)[1] if Path(args.contract).exists() else None
+    try:
+        result = run_contest(
+            root,
+            contract_path=rel,
+            emit=None if args.quiet else (lambda line: _err(line)),
+            parallel=args.parallel,
+        )
+    except RunBusy as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except (ContestError, LedgerError) as exc:
+        _err(str(exc))
+        return getattr(exc, "exit_code", EXIT_USAGE)
+    from .contest.orchestrate import ContestPaths
+    from .verdict import write_text_atomic
+
+    run_dir = ContestPaths(root).run_dir(result["run_id"])
+    write_text_atomic(run_dir / "report.md", render_markdown(result))
+    if args.json:
+        _print_json(result)
+    else:
+        print(render_terminal(result))
+        print(f"run folder: {run_dir}")
+    return contest_exit_code(result)
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from .contest.gate import GateError, decide
+    from .contest.ledger import LedgerError
+    from .contest.orchestrate import ContestError
+
+    try:
+        result = decide(
+            _root(),
+            args.target,
+            args.decision,
+            by=args.by,
+            reason=args.reason,
+            seat=args.seat,
+            run_id=args.run,
+        )
+    except (GateError, ContestError, LedgerError) as exc:
+        _err(f"gate: {exc}")
+        return 1
+    decision = result["decision"]
+    if args.json:
+        _print_json(decision | {"status": result["status"], "certificate": result["certificate"]})
+    elif decision["seat"]:
+        print(
+            f"{decision['decision']}d by {decision['by']}: {decision['seat']} merged into "
+            f"{result['base']['branch']} (run {result['run_id']})"
+        )
+        print(f"certificate: {result['certificate']}")
+    else:
+        print(
+            f"rejected by {decision['by']}: {decision['reason']} - the next "
+            "`loop-contract contest run` carries the reason in every prompt"
+        )
+    return 0
+
+
+def cmd_lessons(args: argparse.Namespace) -> int:
+    from .contest.lesson_store import LessonStore
+    from .contest.lessons import prompt_block
+    from .contest.orchestrate import DEFAULT_LESSON_CHARS, ContestPaths
+
+    root = _root()
+    settings: dict[str, Any] = {}
+    domain = args.domain
+    if domain is None:
+        contract = _adopted(root)
+        settings = dict(contract.contest)
+        domain = str(settings.get("domain") or f"contract.{contract.id.lower()}")
+    tags = tuple(args.tags) if args.tags is not None else tuple(settings.get("tags") or ())
+    chars = (
+        args.chars
+        if args.chars is not None
+        else int(settings.get("lesson_chars", DEFAULT_LESSON_CHARS))
+    )
+    path = ContestPaths(root).lessons
+    ranked = []
+    if path.exists():
+        with LessonStore(path) as store:
+            ranked = store.lookup(domain, tags)
+    if args.format == "json":
+        _print_json([lesson.to_json() for lesson in ranked])
+    elif args.format == "prompt":
+        text = prompt_block(ranked, cap_chars=chars).text
+        sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
+    else:
+        if not ranked:
+            print(f"no lessons for {domain}")
+        for lesson in ranked:
+            print(f"[{lesson.domain}] {lesson.rule}")
+            print(f"    evidence: {lesson.evidence}  (gate {lesson.gate}, seen {lesson.seen}x)")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .contest.orchestrate import ContestError, latest_result
+    from .contest.report import render_markdown, render_terminal, write_html
+    from .verdict import write_text_atomic
+
+    try:
+        _, result = latest_result(_root(), args.run)
+    except ContestError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    if args.html:
+        write_html(Path(args.html), result)
+    if args.markdown:
+        write_text_atomic(Path(args.markdown), render_markdown(result))
+    if args.json:
+        _print_json(result)
+    elif not (args.html or args.markdown):
+        print(render_terminal(result))
+    else:
+        for kind, target in (("html", args.html), ("markdown", args.markdown)):
+            if target:
+                print(f"{kind} report written to {target}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loop-contract",
@@ -627,6 +757,36 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--ledger", metavar="PATH", help="also check the ledger still backs it")
     cv.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     p.set_defaults(func=cmd_cert)
+
+    p = add("contest", "run a contest: every seat, the gates, blind peer judging, the bracket")
+    cp2 = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    cr = cp2.add_parser("run", help="one task to every seat; ends waiting at the human gate")
+    cr.add_argument("--parallel", type=int, metavar="N", help="seats working at once")
+    cr.add_argument("--quiet", action="store_true", help="no live progress on stderr")
+    cr.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_contest)
+
+    p = add("gate", "the human gate: approve, reject or waive a contest's outcome, once")
+    p.add_argument("target", metavar="CONTRACT", help="contract id or contract file")
+    p.add_argument("decision", choices=["approve", "reject", "waive"])
+    p.add_argument("--by", required=True, metavar="NAME", help="who decides (recorded)")
+    p.add_argument("--reason", help="why (required for reject)")
+    p.add_argument("--seat", help="which candidate (waive with several measured failures)")
+    p.add_argument("--run", metavar="RUN_ID", help="a run other than the newest")
+    p.set_defaults(func=cmd_gate)
+
+    p = add("lessons", "lessons from earlier contests, ranked for this contract's domain")
+    p.add_argument("--format", choices=["text", "prompt", "json"], default="text")
+    p.add_argument("--domain", help="dotted domain (default: the contract's contest.domain)")
+    p.add_argument("--tags", nargs="*", help="tags (default: the contract's contest.tags)")
+    p.add_argument("--chars", type=int, help="character cap of the prompt block")
+    p.set_defaults(func=cmd_lessons)
+
+    p = add("report", "the report of a contest run: terminal, --markdown FILE, --html FILE")
+    p.add_argument("--run", metavar="RUN_ID", help="a run other than the newest")
+    p.add_argument("--html", metavar="FILE", help="write one self-contained HTML page")
+    p.add_argument("--markdown", metavar="FILE", help="write the markdown report")
+    p.set_defaults(func=cmd_report)
 
     p = add("hook", "install or run git / agent-CLI hooks")
     hp = p.add_subparsers(dest="action", required=True, metavar="ACTION")

@@ -13,7 +13,7 @@ import pytest
 from pytest_loopcontract import hooks
 from pytest_loopcontract.sensors import BUILTIN_SOURCES
 
-PLUGIN = '''
+PLUGIN = """
 from pytest_loopcontract.hookspecs import hookimpl
 from pytest_loopcontract.sensors import Observation
 
@@ -31,7 +31,7 @@ def loopcontract_metric_sources():
 def loopcontract_verdict(verdict):
     with open("seen-by-plugin.txt", "w") as fh:
         fh.write(verdict["verdict"])
-'''
+"""
 
 
 def install_fake_distribution(site: Path) -> None:
@@ -63,7 +63,10 @@ def test_entry_point_plugin_adds_a_metric_and_sees_the_verdict(tmp_path: Path) -
     env = {**os.environ, "PYTHONPATH": str(site)}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "--loop-contract", "-p", "no:cacheprovider"],
-        cwd=project, env=env, capture_output=True, text=True,
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     verdict = json.loads((project / ".loop-contract/verdict.json").read_text())
@@ -87,10 +90,13 @@ def test_a_crashing_source_is_an_error_not_a_crash(pytester: pytest.Pytester) ->
     pm.register(plugin)
     try:
         pytester.makepyfile(test_x="def test_x():\n    pass\n")
-        pytester.makefile(".yml", loopcontract=(
-            "version: 1\nid: b\ndod:\n  - id: x\n    text: x\n    tests: [test_x.py::test_x]\n"
-            'gates:\n  measured:\n    - {id: b, metric: boom.x, op: ">=", threshold: 0}\n'
-        ))
+        pytester.makefile(
+            ".yml",
+            loopcontract=(
+                "version: 1\nid: b\ndod:\n  - id: x\n    text: x\n    tests: [test_x.py::test_x]\n"
+                'gates:\n  measured:\n    - {id: b, metric: boom.x, op: ">=", threshold: 0}\n'
+            ),
+        )
         result = pytester.runpytest("--loop-contract")
     finally:
         pm.unregister(plugin)

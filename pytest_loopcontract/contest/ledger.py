@@ -87,6 +87,7 @@ import os
 import re
 import socket
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -462,13 +463,16 @@ class Ledger:
     def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
         self.path = Path(path)
         self.notices: list[str] = []
+        self._write_lock = threading.Lock()
         if not create and not self.path.is_file():
             raise LedgerError(f"no ledger at {self.path}")
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            # Threads of one contest (seats and judges finishing at once) share this connection;
+            # ``append_many`` serializes them with ``_write_lock``, so no two use it at once.
             self._db = sqlite3.connect(
-                self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=True
+                self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot open ledger {self.path}: {exc}") from None
@@ -596,6 +600,10 @@ class Ledger:
         prepared = [_prepare(e) for e in entries]
         if not prepared:
             return []
+        with self._write_lock:
+            return self._append_prepared(prepared)
+
+    def _append_prepared(self, prepared: list[_Values]) -> list[Row]:
         db = self._db
         rows: list[Row] = []
         try:
