@@ -320,3 +320,14 @@ def test_a_hand_edited_ledger_is_named_by_ledger_verify(tmp_path: Path) -> None:
         root, "cert", "verify", result["certificate"], "--ledger", ".loop-contract/ledger.sqlite"
     )
     assert cert.returncode == 25
+
+
+def test_reported_spend_reaching_the_budget_stops_the_next_dispatch(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path, [("w", "fa", "wrong", None)], attempts=3, extra={"budget": {"tokens": 40}}
+    )
+    result = contest(root)
+    assert result["status"] == "stopped" and result["attempts"] == 1
+    assert "budget exhausted: 50 tokens" in result["escalations"][0]["message"]
+    events = [r.data for r in Ledger(ContestPaths(root).ledger).rows(kind="event")]
+    assert {"event": "budget_exhausted", "budget": "tokens", "limit": 40, "spent": 50.0} in events

@@ -269,6 +269,9 @@ class _Run:
         stopped: str | None = None
         status = "stopped"
         for attempt in range(1, self.attempt_cap + 1):
+            stopped = self._over_budget()
+            if stopped:
+                break
             self.progress.phase("generating", attempt=attempt)
             stopped = self._generate(to_run, attempt, lessons_text, rejection, retry)
             if stopped:
@@ -313,6 +316,9 @@ class _Run:
                 "decided_by": None,
                 "reason": "the only candidate through the gates wins without a matrix",
             }
+        elif survivors and (stopped := self._over_budget()):
+            status = "stopped"
+            self.escalations.append({"code": "stopped", "message": stopped})
         elif survivors:
             self.progress.phase("judging")
             matrix, judges, cells = self._judge(survivors)
@@ -351,6 +357,23 @@ class _Run:
         save_result(self.run_dir, result)
         self.progress.finish(status)
         return result
+
+    def _over_budget(self) -> str | None:
+        """Stop before the next dispatch once the reported spend reaches the contract's budget.
+
+        Only reported figures count (nothing is estimated), so a seat that never reports can
+        not trip the budget; the ledger says which dispatches did not report.
+        """
+        budget = self.contract.budget
+        tokens = cost = 0.0
+        for row in self.ledger.rows(run_id=self.run_id, kind="dispatch"):
+            tokens += row.tokens or 0
+            cost += row.cost_usd or 0.0
+        for name, limit, spent in (("tokens", budget.tokens, tokens), ("usd", budget.usd, cost)):
+            if limit is not None and spent >= limit:
+                self._event("budget_exhausted", budget=name, limit=limit, spent=spent)
+                return f"budget exhausted: {spent:g} {name} reported against a cap of {limit:g}"
+        return None
 
     def _lessons_block(self) -> str:
         if not self.paths.lessons.exists() or self.lesson_chars <= 0:
