@@ -17,7 +17,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import secrets
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,12 +34,20 @@ from ..verify import pinned_contract
 from ..workspace import STATE_DIR, WorkspaceError, diff_text, git, snapshot_worktree
 from . import certificate
 from .bracket import Entrant, run_bracket
-from .judging import AskResult, JudgeOutcome, run_judge
+from .judging import JudgeOutcome
 from .ledger import Ledger
 from .lesson_store import LessonStore
 from .lessons import Lesson, lesson_from_verdict
-from .matrix import ROWS, MatrixResult, score_matrix
+from .matrix import MatrixResult, score_matrix
 from .packets import CandidateView
+from .panel import (
+    PanelSettings,
+    bracket_document,
+    convene,
+    matrix_document,
+    save_seat_log,
+    task_of,
+)
 from .progress import RunProgress
 from .prompting import contest_prompt, retry_notes
 from .routes import RouteTable
@@ -61,9 +68,6 @@ __all__ = [
 DEFAULT_ATTEMPTS = 3
 DEFAULT_PARALLEL = 4
 DEFAULT_LESSON_CHARS = 2000
-DEFAULT_MIN_SCORE = 6.0
-DEFAULT_SPREAD = 3.0
-DEFAULT_DISSENT = 3.0
 RESULT_SCHEMA_VERSION = 1
 
 
@@ -208,11 +212,10 @@ class _Run:
         self.attempt_cap = int(settings.get("attempts") or DEFAULT_ATTEMPTS)
         self.parallel = max(1, parallel or int(settings.get("parallel") or DEFAULT_PARALLEL))
         self.lesson_chars = int(settings.get("lesson_chars", DEFAULT_LESSON_CHARS))
-        judged = contract.judged
-        self.min_score = float(judged.get("min_score", DEFAULT_MIN_SCORE))
-        self.spread = float(judged.get("spread_threshold", DEFAULT_SPREAD))
-        self.dissent = float(judged.get("dissent_threshold", DEFAULT_DISSENT))
-        self.rows = tuple(judged.get("rows") or ROWS)
+        self.settings = PanelSettings.of(contract)
+        self.min_score = self.settings.min_score
+        self.spread = self.settings.spread_threshold
+        self.dissent = self.settings.dissent_threshold
         self.ledger_lock = threading.Lock()
         self.started = utc_now()
         self.progress = RunProgress(
@@ -323,7 +326,7 @@ class _Run:
             self.progress.phase("judging")
             matrix, judges, cells = self._judge(survivors)
             survivors = [c for c in survivors if c.stage == "passed"]
-            matrix_doc = _matrix_doc(matrix, judges, cells, self.min_score, self.rows)
+            matrix_doc = matrix_document(matrix, judges, cells, self.settings)
             winner, bracket_doc = self._bracket(survivors, matrix)
             degraded = any(score.degraded for score in matrix.candidates.values())
         if first_failing:
@@ -474,7 +477,7 @@ class _Run:
             report_file=private / "report.json",
         )
         cand.run, cand.finished_at = run, time.monotonic()
-        _save_log(private, run)
+        save_seat_log(private, run)
         self._append(
             "dispatch",
             {
@@ -621,19 +624,22 @@ class _Run:
             )
             for c in survivors
         ]
-        identities = self._identities()
-        task = {
-            "goal": self.contract.goal,
-            "mode": self.contract.mode,
-            "dod": [{"id": i.id, "text": i.text} for i in self.contract.dod],
-        }
         judges = [s for s in self.seats if s.judge]
-        outcomes: list[JudgeOutcome] = []
-        with cf.ThreadPoolExecutor(max_workers=self.parallel) as pool:
-            futures = [
-                pool.submit(self._judge_one, judge, task, views, identities) for judge in judges
-            ]
-            outcomes = [f.result() for f in futures]
+        for judge in judges:
+            self.progress.seat(judge.name, "judging")
+        outcomes = convene(
+            run_id=self.run_id,
+            task=task_of(self.contract),
+            views=views,
+            judges=judges,
+            identities=self._identities(),
+            rows=self.settings.rows,
+            folder=self.run_dir / "judges",
+            parallel=self.parallel,
+            on_run=self._judge_dispatched,
+        )
+        for outcome in outcomes:
+            self._judged(outcome)
         cells = [cell for o in outcomes for cell in o.cells]
         calibration = {
             family: self.ledger.family_agreement(family)
@@ -667,75 +673,35 @@ class _Run:
         self._record_scores(outcomes, matrix)
         return matrix, outcomes, cells
 
-    def _judge_one(
-        self,
-        judge: Seat,
-        task: Mapping[str, Any],
-        views: Sequence[CandidateView],
-        identities: Sequence[str],
-    ) -> JudgeOutcome:
-        self.progress.seat(judge.name, "judging")
-        private = self.run_dir / "judges" / judge.name
-        private.mkdir(parents=True, exist_ok=True)
-        calls = 0
-
-        def ask(packet_file: Path) -> AskResult:
-            nonlocal calls
-            calls += 1
-            with tempfile.TemporaryDirectory(prefix="loopcontract-judge-") as cwd:
-                run = run_seat(
-                    judge,
-                    "judge",
-                    cwd=Path(cwd),
-                    values={"packet_file": str(packet_file)},
-                    report_file=private / f"report-{calls}.json",
-                )
-            _save_log(private, run, suffix=f"-{calls}")
-            self._append(
-                "dispatch",
-                {
-                    "role": "judge",
-                    "attempt": calls,
-                    "command": list(run.command),
-                    "status": run.status,
-                    "exit_code": run.exit_code,
-                    "seconds": round(run.seconds, 3),
-                    "reason": run.reason,
-                },
-                seat=judge.name,
-                family=judge.family,
-                tokens=run.tokens,
-                cost_usd=run.cost_usd,
-            )
-            stdout = run.stdout_text
-            reason = (
-                run.reason
-                if stdout is not None
-                else (run.reason or f"reply too large ({run.stdout_bytes} bytes)")
-            )
-            return AskResult(status=run.status, stdout=stdout, reason=reason)
-
-        outcome = run_judge(
-            run_id=self.run_id,
-            judge_seat=judge.name,
-            judge_family=judge.family,
-            task=task,
-            candidates=views,
-            identities=identities,
-            rows=self.rows,
-            packet_dir=private,
-            ask=ask,
+    def _judge_dispatched(self, judge: Seat, run: SeatRun, attempt: int) -> None:
+        self._append(
+            "dispatch",
+            {
+                "role": "judge",
+                "attempt": attempt,
+                "command": list(run.command),
+                "status": run.status,
+                "exit_code": run.exit_code,
+                "seconds": round(run.seconds, 3),
+                "reason": run.reason,
+            },
+            seat=judge.name,
+            family=judge.family,
+            tokens=run.tokens,
+            cost_usd=run.cost_usd,
         )
+
+    def _judged(self, outcome: JudgeOutcome) -> None:
+        """Record a judge's outcome; a discarded reply or cell is an event, never silent."""
         if outcome.status in ("discarded",) or outcome.discarded_cells:
             self._event(
                 "judge_reply_discarded",
-                judge=judge.name,
+                judge=outcome.seat,
                 status=outcome.status,
                 discarded_cells=len(outcome.discarded_cells),
                 note=outcome.note[:500],
             )
-        self.progress.seat(judge.name, "judged", f"{outcome.status}, {len(outcome.cells)} cells")
-        return outcome
+        self.progress.seat(outcome.seat, "judged", f"{outcome.status}, {len(outcome.cells)} cells")
 
     def _rerun_dissents(
         self,
@@ -820,24 +786,7 @@ class _Run:
         winner = result.proposed_winner
         if winner:
             self.candidates[winner].stage = "winner"
-        doc = {
-            "rounds": [
-                {
-                    "number": r.number,
-                    "field_in": list(r.field_in),
-                    "field_out": list(r.field_out),
-                    "eliminated": list(r.eliminated),
-                    "cut_line": r.cut_line,
-                    "decided_by": r.decided_by,
-                    "reason": r.reason,
-                }
-                for r in rounds
-            ],
-            "finalists": list(result.finalists),
-            "proposed_winner": winner,
-            "decided_by": result.decided_by,
-            "reason": result.reason,
-        }
+        doc = bracket_document(result)
         self._event("bracket", rounds=doc["rounds"], proposed_winner=winner)
         return winner, doc
 
@@ -956,69 +905,6 @@ class _Run:
         }
 
 
-def _matrix_doc(
-    matrix: MatrixResult,
-    judges: Sequence[JudgeOutcome],
-    cells: Sequence[Any],
-    min_score: float,
-    rows: Sequence[str],
-) -> dict[str, Any]:
-    return {
-        "min_score": min_score,
-        "rows": list(rows),
-        "judges": [
-            {
-                "seat": j.seat,
-                "family": j.family,
-                "status": j.status,
-                "cells": len(j.cells),
-                "discarded_cells": len(j.discarded_cells),
-                "note": j.note,
-            }
-            for j in judges
-        ],
-        "cells": [
-            {
-                "judge": c.seat,
-                "family": c.family,
-                "candidate": c.candidate,
-                "row": c.row,
-                "score": c.score,
-                "confidence": c.confidence,
-                "evidence": c.evidence,
-                "rationale": c.rationale,
-            }
-            for c in cells
-            if c.candidate in matrix.candidates
-        ],
-        "candidates": {
-            name: {
-                "passed": s.passed,
-                "overall": s.overall,
-                "row_medians": dict(s.row_medians),
-                "spread": s.spread,
-                "mean_confidence": s.mean_confidence,
-                "degraded": s.degraded,
-                "families": list(s.families),
-                "failures": [{"code": f.code, "message": f.message} for f in s.failures],
-                "escalations": [{"code": e.code, "message": e.message} for e in s.escalations],
-                "dissents": [
-                    {
-                        "judge": d.seat,
-                        "row": d.row,
-                        "score": d.score,
-                        "row_median": d.row_median,
-                        "rationale": d.rationale,
-                        "cites_test": d.cites_test,
-                    }
-                    for d in s.dissents
-                ],
-            }
-            for name, s in matrix.candidates.items()
-        },
-    }
-
-
 def _retry_log(cand: _Candidate) -> list[str]:
     """What the seat's next attempt is told: the verifier's notes, or how the seat run ended."""
     if cand.verdict:
@@ -1038,22 +924,6 @@ def _current_branch(root: Path) -> str | None:
         return git(root, "symbolic-ref", "--quiet", "--short", "HEAD").decode().strip() or None
     except WorkspaceError:
         return None  # detached HEAD
-
-
-def _save_log(folder: Path, run: SeatRun, suffix: str = "") -> None:
-    lines = [
-        f"command: {run.command}",
-        f"status: {run.status} exit: {run.exit_code} seconds: {run.seconds:.3f}",
-        f"reason: {run.reason}",
-        *(f"note: {n}" for n in run.notes),
-        f"--- stdout ({run.stdout_bytes} bytes; head and tail kept) ---",
-        run.stdout_head,
-        "...",
-        run.stdout_tail,
-        "--- stderr (tail) ---",
-        run.stderr_tail,
-    ]
-    write_text_atomic(folder / f"log{suffix}.txt", "\n".join(lines))
 
 
 # -- results on disk ----------------------------------------------------------------------------

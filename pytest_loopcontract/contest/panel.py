@@ -1,0 +1,235 @@
+"""The judging panel and the shapes its results take, shared by the local contest and the
+GitHub Action.
+
+Why one module: ``contest run`` (candidates in worktrees) and ``github publish`` (candidates as
+pull requests, verdicts and diffs from artifacts) must judge the same way: the same packets, the
+same seat runner for the judges, the same matrix settings from the contract, and the same
+documents in the result. Only where the candidates come from differs.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..contract import Contract
+from ..verdict import write_text_atomic
+from .bracket import BracketResult
+from .judging import AskResult, JudgeOutcome, run_judge
+from .matrix import ROWS, Cell, MatrixResult
+from .packets import CandidateView
+from .seats import Seat, SeatRun, run_seat
+
+__all__ = [
+    "PanelSettings",
+    "bracket_document",
+    "convene",
+    "matrix_document",
+    "save_seat_log",
+    "task_of",
+]
+
+DEFAULT_MIN_SCORE = 6.0
+DEFAULT_SPREAD = 3.0
+DEFAULT_DISSENT = 3.0
+
+OnRun = Callable[[Seat, SeatRun, int], None]
+"""Called after every judge invocation (seat, run, attempt number): ledger rows, progress."""
+
+
+@dataclass(frozen=True)
+class PanelSettings:
+    """The contract's ``judged:`` block with its defaults."""
+
+    min_score: float = DEFAULT_MIN_SCORE
+    spread_threshold: float = DEFAULT_SPREAD
+    dissent_threshold: float = DEFAULT_DISSENT
+    rows: tuple[str, ...] = ROWS
+
+    @classmethod
+    def of(cls, contract: Contract) -> PanelSettings:
+        judged = contract.judged
+        return cls(
+            min_score=float(judged.get("min_score", DEFAULT_MIN_SCORE)),
+            spread_threshold=float(judged.get("spread_threshold", DEFAULT_SPREAD)),
+            dissent_threshold=float(judged.get("dissent_threshold", DEFAULT_DISSENT)),
+            rows=tuple(judged.get("rows") or ROWS),
+        )
+
+
+def task_of(contract: Contract) -> dict[str, Any]:
+    """The task as a judge sees it: the contract's words, nothing about the candidates."""
+    return {
+        "goal": contract.goal,
+        "mode": contract.mode,
+        "dod": [{"id": item.id, "text": item.text} for item in contract.dod],
+    }
+
+
+def convene(
+    *,
+    run_id: str,
+    task: Mapping[str, Any],
+    views: Sequence[CandidateView],
+    judges: Sequence[Seat],
+    identities: Sequence[str],
+    rows: Sequence[str],
+    folder: Path,
+    parallel: int,
+    on_run: OnRun | None = None,
+) -> list[JudgeOutcome]:
+    """Run every judge on the candidates it may score, in parallel; one outcome per judge.
+
+    Each judge runs in an empty temporary directory with only its packet, so it sees the diffs
+    as data and nothing of the repository.
+    """
+
+    def one(judge: Seat) -> JudgeOutcome:
+        private = folder / judge.name
+        private.mkdir(parents=True, exist_ok=True)
+        return run_judge(
+            run_id=run_id,
+            judge_seat=judge.name,
+            judge_family=judge.family,
+            task=task,
+            candidates=views,
+            identities=identities,
+            rows=rows,
+            packet_dir=private,
+            ask=_asker(judge, private, on_run),
+        )
+
+    with cf.ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        return [f.result() for f in [pool.submit(one, judge) for judge in judges]]
+
+
+def _asker(judge: Seat, private: Path, on_run: OnRun | None) -> Callable[[Path], AskResult]:
+    calls = 0
+
+    def ask(packet_file: Path) -> AskResult:
+        nonlocal calls
+        calls += 1
+        with tempfile.TemporaryDirectory(prefix="loopcontract-judge-") as cwd:
+            run = run_seat(
+                judge,
+                "judge",
+                cwd=Path(cwd),
+                values={"packet_file": str(packet_file)},
+                report_file=private / f"report-{calls}.json",
+            )
+        save_seat_log(private, run, suffix=f"-{calls}")
+        if on_run is not None:
+            on_run(judge, run, calls)
+        stdout = run.stdout_text
+        reason = run.reason
+        if stdout is None and run.status == "ok":
+            reason = f"reply too large ({run.stdout_bytes} bytes)"
+        return AskResult(status=run.status, stdout=stdout, reason=reason)
+
+    return ask
+
+
+def save_seat_log(folder: Path, run: SeatRun, suffix: str = "") -> None:
+    """The seat's command, outcome and kept output, for a person reading the run folder."""
+    lines = [
+        f"command: {list(run.command)}",
+        f"status: {run.status} exit: {run.exit_code} seconds: {run.seconds:.3f}",
+        f"reason: {run.reason}",
+        *(f"note: {n}" for n in run.notes),
+        f"--- stdout ({run.stdout_bytes} bytes; head and tail kept) ---",
+        run.stdout_head,
+        "...",
+        run.stdout_tail,
+        "--- stderr (tail) ---",
+        run.stderr_tail,
+    ]
+    write_text_atomic(folder / f"log{suffix}.txt", "\n".join(lines))
+
+
+def matrix_document(
+    matrix: MatrixResult,
+    judges: Sequence[JudgeOutcome],
+    cells: Sequence[Cell],
+    settings: PanelSettings,
+) -> dict[str, Any]:
+    """The ``matrix`` part of a run result."""
+    return {
+        "min_score": settings.min_score,
+        "rows": list(settings.rows),
+        "judges": [
+            {
+                "seat": j.seat,
+                "family": j.family,
+                "status": j.status,
+                "cells": len(j.cells),
+                "discarded_cells": len(j.discarded_cells),
+                "note": j.note,
+            }
+            for j in judges
+        ],
+        "cells": [
+            {
+                "judge": c.seat,
+                "family": c.family,
+                "candidate": c.candidate,
+                "row": c.row,
+                "score": c.score,
+                "confidence": c.confidence,
+                "evidence": c.evidence,
+                "rationale": c.rationale,
+            }
+            for c in cells
+            if c.candidate in matrix.candidates
+        ],
+        "candidates": {
+            name: {
+                "passed": s.passed,
+                "overall": s.overall,
+                "row_medians": dict(s.row_medians),
+                "spread": s.spread,
+                "mean_confidence": s.mean_confidence,
+                "degraded": s.degraded,
+                "families": list(s.families),
+                "failures": [{"code": f.code, "message": f.message} for f in s.failures],
+                "escalations": [{"code": e.code, "message": e.message} for e in s.escalations],
+                "dissents": [
+                    {
+                        "judge": d.seat,
+                        "row": d.row,
+                        "score": d.score,
+                        "row_median": d.row_median,
+                        "rationale": d.rationale,
+                        "cites_test": d.cites_test,
+                    }
+                    for d in s.dissents
+                ],
+            }
+            for name, s in matrix.candidates.items()
+        },
+    }
+
+
+def bracket_document(result: BracketResult) -> dict[str, Any]:
+    """The ``bracket`` part of a run result: the screen and every cut, in order."""
+    return {
+        "rounds": [
+            {
+                "number": r.number,
+                "field_in": list(r.field_in),
+                "field_out": list(r.field_out),
+                "eliminated": list(r.eliminated),
+                "cut_line": r.cut_line,
+                "decided_by": r.decided_by,
+                "reason": r.reason,
+            }
+            for r in (result.screen, *result.rounds)
+        ],
+        "finalists": list(result.finalists),
+        "proposed_winner": result.proposed_winner,
+        "decided_by": result.decided_by,
+        "reason": result.reason,
+    }
