@@ -647,6 +647,86 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_github(args: argparse.Namespace) -> int:
+    """The modes the GitHub Action calls; configuration comes from the Actions environment."""
+    import logging
+
+    from .contract import load_contract
+    from .github.actions_env import ActionsEnv, ActionsEnvError
+
+    logging.basicConfig(level=logging.INFO, format="loop-contract: %(message)s", stream=sys.stderr)
+    if args.mode == "verify":
+        from .github.verify_pr import verify_pull_request
+
+        root = _root()
+        out = Path(args.out).resolve()
+        verdict = verify_pull_request(
+            root,
+            contract_path=_repo_and_contract(args.contract)[1],
+            pr=args.pr,
+            base_sha=args.base_sha,
+            head_sha=args.head_sha,
+            out=out,
+            scratch=out.parent,
+        )
+        print(f"verdict for #{args.pr}: {verdict['verdict']} (exit {verdict['exit_code']})")
+        return 0
+    try:
+        env = ActionsEnv.from_environ()
+    except ActionsEnvError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    from .github.client import make_github
+
+    contract = load_contract(args.contract)
+    repo = make_github(env.token, base_url=env.api_url, lazy=True).get_repo(env.repository)
+    if args.mode == "plan":
+        from .github.plan import plan
+
+        rows = plan(repo, contract.id)
+        env.set_output("candidates", json.dumps(rows))
+        env.set_output("count", str(len(rows)))
+        print(json.dumps(rows))
+        return 0
+    if args.mode == "publish":
+        import tempfile
+
+        from .github.publish import publish
+
+        with tempfile.TemporaryDirectory(prefix="loopcontract-publish-") as work:
+            outcome = publish(
+                repo,
+                contract=contract,
+                artifacts=Path(args.artifacts),
+                workdir=Path(work),
+                bot_login=env.bot_login,
+                run_id=env.run_id,
+                run_head_sha=(env.event().get("workflow_run") or {}).get("head_sha"),
+            )
+        env.add_summary(outcome.summary)
+        env.set_output("winner", str(outcome.result.get("winner") or ""))
+        env.set_output("status", str(outcome.result["status"]))
+        for pr, action in sorted(outcome.comments.items()):
+            print(f"#{pr}: comment {action}")
+        for line in outcome.statuses:
+            print(line)
+        print(f"status: {outcome.result['status']}; winner: {outcome.result.get('winner')}")
+        return 0
+    from .github.decide import gate
+
+    event = env.event()
+    number = (event.get("pull_request") or {}).get("number") if args.pr is None else args.pr
+    result = gate(
+        repo,
+        contract_id=contract.id,
+        bot_login=env.bot_login,
+        pr_number=int(number) if isinstance(number, int) else None,
+    )
+    env.set_output("decision", result.decision)
+    print(f"gate: {result.decision} ({result.reason})" + (f" by {result.by}" if result.by else ""))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loop-contract",
@@ -787,6 +867,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--html", metavar="FILE", help="write one self-contained HTML page")
     p.add_argument("--markdown", metavar="FILE", help="write the markdown report")
     p.set_defaults(func=cmd_report)
+
+    p = add("github", "what the GitHub Action calls: plan | verify | publish | gate")
+    p.add_argument("mode", choices=["plan", "verify", "publish", "gate"])
+    p.add_argument("--pr", type=int, help="pull request number (verify, gate)")
+    p.add_argument("--base-sha", help="verify: the pull request's base commit")
+    p.add_argument("--head-sha", help="verify: the pull request's head commit")
+    p.add_argument("--out", default="loop-contract-artifact", help="verify: artifact folder")
+    p.add_argument("--artifacts", default="artifacts", help="publish: downloaded artifacts")
+    p.set_defaults(func=cmd_github)
 
     p = add("hook", "install or run git / agent-CLI hooks")
     hp = p.add_subparsers(dest="action", required=True, metavar="ACTION")

@@ -139,6 +139,8 @@ ECHO = """
 
 def test_ok_run_with_placeholders_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GIT_DIR", "/somewhere/else/.git")  # never leaks into a seat
+    for key in [k for k in os.environ if k.startswith("LOOP_CONTRACT_")]:
+        monkeypatch.delenv(key)  # CI's own settings (LOOP_CONTRACT_REQUIRE_*) are not the seat's
     path = script(tmp_path, "echo.py", ECHO)
     seat = seat_for(path, "{prompt_file}", "--in={workdir}", "{report_file}", "{unknown}")
     work = tmp_path / "work"

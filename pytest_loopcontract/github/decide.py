@@ -1,0 +1,109 @@
+"""``loop-contract github gate``: the human gate, from the reviews on the proposed winner.
+
+Why from the API and not from the event: a ``pull_request_review`` event from a fork runs with a
+read-only token and its payload is whatever the event says; the decision must rest on what the
+API says now (the pull request's current head, the reviewer's permission, their latest review).
+So this mode reads the last published state from the data branch, asks
+:func:`~.review_gate.gate_for_pr` about the proposed winner, and only then records anything:
+the decision and the lessons go to the data branch, every candidate's sticky comment is
+updated to say what was decided, and a rejected winner's status turns to failure.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from github.Repository import Repository
+
+from ..evaluate import utc_now
+from .comments import upsert_sticky_comment
+from .publish import comment_body, read_state, write_state
+from .review_gate import GateDecision, gate_for_pr
+from .statuses import StatusDecision, set_winner_statuses
+
+__all__ = ["GateOutcome", "gate"]
+
+log = logging.getLogger("loopcontract.github")
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    decision: str  # approve | reject | pending | none
+    by: str | None
+    reason: str
+    winner_pr: int | None
+
+
+def gate(
+    repo: Repository,
+    *,
+    contract_id: str,
+    bot_login: str,
+    seat_logins: frozenset[str] = frozenset(),
+    pr_number: int | None = None,
+    summary_pointer: str = "The full report is in the job summary of the publish run.",
+) -> GateOutcome:
+    """Decide the contest from the reviews on its proposed winner, once."""
+    state = read_state(repo, contract_id)
+    if state is None:
+        return GateOutcome("none", None, "no published contest state yet", None)
+    result: dict[str, Any] = state["result"]
+    pulls: Mapping[str, Any] = state["pulls"]
+    winner = result.get("winner")
+    if not winner or winner not in pulls:
+        return GateOutcome("none", None, "the contest has no proposed winner", None)
+    winner_pr = int(pulls[winner]["pr"])
+    if pr_number is not None and pr_number != winner_pr:
+        return GateOutcome(
+            "none", None, f"#{pr_number} is not the proposed winner (#{winner_pr})", winner_pr
+        )
+    if result.get("decision"):
+        done = result["decision"]
+        return GateOutcome(done["decision"], done.get("by"), "already decided", winner_pr)
+    decision: GateDecision = gate_for_pr(repo, winner_pr, seat_logins=seat_logins | set(pulls))
+    if decision.head_sha and decision.head_sha != pulls[winner]["head_sha"]:
+        return GateOutcome(
+            "pending",
+            None,
+            "the winner's head moved since it was verified: wait for the next verification",
+            winner_pr,
+        )
+    if decision.decision == "pending":
+        log.info("gate pending on #%d: %s", winner_pr, decision.reason)
+        return GateOutcome("pending", None, decision.reason, winner_pr)
+    verb = "approve" if decision.decision == "approve" else "reject"
+    result["decision"] = {
+        "decision": verb,
+        "by": decision.by or "",
+        "reason": decision.reason,
+        "at": utc_now(),
+        "seat": winner if verb == "approve" else None,
+    }
+    result["status"] = "decided" if verb == "approve" else "rejected"
+    state["gate"] = decision.ledger_payload()
+    write_state(repo, contract_id, state)
+    for entry in result["candidates"]:
+        pr = int(pulls[entry["seat"]]["pr"])
+        upsert_sticky_comment(
+            repo,
+            pr,
+            contract_id=contract_id,
+            body=comment_body(result, entry, summary_pointer),
+            bot_login=bot_login,
+        )
+    if verb == "reject":
+        set_winner_statuses(
+            repo,
+            [
+                StatusDecision(
+                    winner_pr,
+                    str(pulls[winner]["head_sha"]),
+                    "failure",
+                    f"rejected at the human gate by {decision.by}",
+                )
+            ],
+        )
+    return GateOutcome(verb, decision.by, decision.reason, winner_pr)

@@ -1,0 +1,37 @@
+"""``loop-contract github plan``: the contest's candidate pull requests, as a job matrix.
+
+Runs in the unprivileged ``pull_request`` workflow. The output is what the verify job fans out
+over, one job per candidate. Only values that are safe to interpolate into a workflow go in it:
+the pull-request number (an int), the head SHA (40 hex digits, checked) and the seat (the
+contract id pattern, checked by the branch parser). Branch names and titles, which a fork
+author chooses freely, never leave this module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from github.Repository import Repository
+
+from .pulls import CandidatePR, list_candidates
+
+__all__ = ["matrix_of", "plan"]
+
+_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def matrix_of(candidates: Sequence[CandidatePR]) -> list[dict[str, Any]]:
+    """The ``strategy.matrix`` entries: ``{"pr", "head_sha", "seat"}``, sorted by number."""
+    rows = []
+    for cand in sorted(candidates, key=lambda c: c.number):
+        if not _SHA.fullmatch(cand.head_sha):
+            continue
+        rows.append({"pr": int(cand.number), "head_sha": cand.head_sha, "seat": cand.seat})
+    return rows
+
+
+def plan(repo: Repository, contract_id: str) -> list[dict[str, Any]]:
+    """The candidates of ``contract_id`` among the repository's open pull requests."""
+    return matrix_of(list_candidates(repo, contract_id))
