@@ -349,3 +349,30 @@ def test_the_workflows_under_act_publish_the_right_verdicts(tmp_path: Path) -> N
         stages = {c["seat"]: c["stage"] for c in state["result"]["candidates"]}
         assert stages == {"good": "winner", "slow": "measured", "cheat": "hard"}
         assert state["result"]["winner"] == "good"
+
+        # The human gate: a maintainer approves the winner on its head. The review workflow
+        # (permissionless, one echo) completes; its workflow_run starts publish's gate job,
+        # which reads the reviews from the API and records the decision.
+        gh.add_user("maint")
+        gh.set_permission("maint", "write")
+        gh.add_review(NUMBERS["good"], "maint", "APPROVED", heads["good"])
+        gh.add_workflow_run(
+            300,
+            head_sha=heads["good"],
+            head_branch="loop-contract/calc/good",
+            event="pull_request_review",
+        )
+        review_run = gh.workflow_run_event(300, pull_requests=[NUMBERS["good"]])
+        review_run["repository"]["default_branch"] = "main"
+        validate_event("workflow_run.completed", review_run)
+        log = run_act(tmp_path, scene, gh, "workflow_run", review_run, 301)
+        assert job_lines(log, "publish") == [], "publish runs only after a verify run"
+        gate = job_lines(log, "gate")
+        assert checkouts(gate) == [main_sha], "\n".join(gate)
+        assert any("gate: approve" in line for line in gate), "\n".join(gate)
+        state = json.loads(gh.branch_files(DATA_BRANCH)[state_path("calc")])
+        assert state["result"]["decision"]["by"] == "maint"
+        assert state["result"]["status"] == "decided"
+        for number in NUMBERS.values():
+            (comment,) = gh.comments(number)
+            assert "maint" in comment.body
