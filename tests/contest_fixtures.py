@@ -24,8 +24,10 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_loopcontract.contest.bracket import Entrant, Round, run_bracket
+from pytest_loopcontract.contest.bracket import Entrant, run_bracket
+from pytest_loopcontract.contest.judging import JudgeOutcome
 from pytest_loopcontract.contest.matrix import ROWS, Cell, score_matrix
+from pytest_loopcontract.contest.panel import PanelSettings, bracket_document, matrix_document
 
 __all__ = [
     "HOSTILE",
@@ -153,18 +155,6 @@ def _cells(seats: Sequence[tuple[str, str]], base: dict[str, float]) -> list[Cel
     return cells
 
 
-def _round(r: Round) -> dict[str, Any]:
-    return {
-        "number": r.number,
-        "field_in": list(r.field_in),
-        "field_out": list(r.field_out),
-        "eliminated": list(r.eliminated),
-        "cut_line": r.cut_line,
-        "decided_by": r.decided_by,
-        "reason": r.reason,
-    }
-
-
 def _build(
     seats: Sequence[tuple[str, str]],
     base: dict[str, float],
@@ -212,66 +202,20 @@ def _build(
         for i, (name, fam) in enumerate(seats)
     ]
     judges = [
-        {
-            "seat": name,
-            "family": fam,
-            "status": "ok",
-            "cells": sum(1 for c in cells if c.seat == name),
-            "discarded_cells": 0,
-            "note": "",
-        }
+        JudgeOutcome(
+            seat=name,
+            family=fam,
+            status="ok",
+            cells=tuple(c for c in cells if c.seat == name),
+            discarded_cells=(),
+            labels={},
+            attempts=(),
+        )
         for name, fam in seats
     ]
-    matrix = {
-        "min_score": MIN_SCORE,
-        "rows": list(ROWS),
-        "judges": judges,
-        "cells": [
-            {
-                "judge": c.seat,
-                "family": c.family,
-                "candidate": c.candidate,
-                "row": c.row,
-                "score": c.score,
-                "confidence": c.confidence,
-                "evidence": c.evidence,
-                "rationale": c.rationale,
-            }
-            for c in cells
-        ],
-        "candidates": {
-            label: {
-                "passed": s.passed,
-                "overall": s.overall,
-                "row_medians": dict(s.row_medians),
-                "spread": s.spread,
-                "mean_confidence": s.mean_confidence,
-                "degraded": s.degraded,
-                "families": list(s.families),
-                "failures": [{"code": f.code, "message": f.message} for f in s.failures],
-                "escalations": [{"code": e.code, "message": e.message} for e in s.escalations],
-                "dissents": [
-                    {
-                        "judge": d.seat,
-                        "row": d.row,
-                        "score": d.score,
-                        "row_median": d.row_median,
-                        "rationale": d.rationale,
-                        "cites_test": d.cites_test,
-                    }
-                    for d in s.dissents
-                ],
-            }
-            for label, s in scored.candidates.items()
-        },
-    }
-    bracket = {
-        "rounds": [_round(br.screen), *(_round(r) for r in br.rounds)],
-        "finalists": list(br.finalists),
-        "proposed_winner": br.proposed_winner,
-        "decided_by": br.decided_by,
-        "reason": br.reason,
-    }
+    # the engine's own document builders, so the fixtures cannot drift from real results
+    matrix = matrix_document(scored, judges, cells, PanelSettings(min_score=MIN_SCORE))
+    bracket = bracket_document(br)
     return {
         "schema_version": 1,
         "run_id": "20261129T213000Z-ab12cd",
