@@ -18,7 +18,7 @@ from fake_github import FakeGitHub
 from pytest_loopcontract.contest.report import validate_result
 from pytest_loopcontract.contract import load_contract
 from pytest_loopcontract.github.client import make_github
-from pytest_loopcontract.github.decide import gate
+from pytest_loopcontract.github.decide import LESSONS_PATH, ROUTES_PATH, gate
 from pytest_loopcontract.github.publish import DATA_BRANCH, publish, state_path
 from pytest_loopcontract.github.verify_pr import verify_pull_request
 
@@ -183,6 +183,15 @@ def test_the_human_gate_from_reviews(field: dict[str, Any], tmp_path: Path) -> N
         assert state["result"]["status"] == "decided"
         for number in (11, 12, 13):
             assert "maint" in gh.comments(number)[0].body
+        # the lessons and the route table go to the data branch at the decision
+        files = gh.branch_files(DATA_BRANCH)
+        lessons = [json.loads(line) for line in files[LESSONS_PATH].splitlines()]
+        assert sorted(lesson["kind"] for lesson in lessons) == ["measured", "tamper"]
+        assert all(
+            "observed" in lesson["evidence"] or lesson["kind"] == "tamper" for lesson in lessons
+        )
+        routes = json.loads(files[ROUTES_PATH])
+        assert routes["python.calc"]["slow"]["demotions"] == 1
         once = gate(repo, contract_id="calc", bot_login="github-actions[bot]", pr_number=11)
         assert once.reason == "already decided"
 

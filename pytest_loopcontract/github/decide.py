@@ -11,8 +11,9 @@ updated to say what was decided, and a rejected winner's status turns to failure
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +23,68 @@ from ..evaluate import utc_now
 from .comments import upsert_sticky_comment
 from .publish import comment_body, read_state, write_state
 from .review_gate import GateDecision, gate_for_pr
+from .state_branch import update_files
 from .statuses import StatusDecision, set_winner_statuses
 
-__all__ = ["GateOutcome", "gate"]
+__all__ = ["LESSONS_PATH", "ROUTES_PATH", "GateOutcome", "gate", "record_lessons"]
 
 log = logging.getLogger("loopcontract.github")
+
+
+LESSONS_PATH = "loop-contract/lessons.jsonl"
+ROUTES_PATH = "loop-contract/routes.json"
+
+
+def record_lessons(repo: Repository, state: Mapping[str, Any]) -> str | None:
+    """At the decision: append the contest's lessons (new ids only) to the data branch's
+    ``lessons.jsonl`` and demote the first gate-failing seat in ``routes.json`` (held when
+    the panel was degraded), in one commit that is recomputed if another writer got there
+    first. Returns the new head, or None when there was nothing to write."""
+    result = state["result"]
+    lessons = [dict(item) for item in state.get("lessons") or []]
+    failing = sorted(
+        (c for c in result["candidates"] if c["stage"] in ("hard", "measured")),
+        key=lambda c: int(state["pulls"][c["seat"]]["pr"]),
+    )
+    matrix = result.get("matrix") or {}
+    degraded = any(v.get("degraded") for v in (matrix.get("candidates") or {}).values())
+    domain = str(state.get("domain") or "")
+    if not lessons and not (failing and domain):
+        return None
+
+    def change(read: Callable[[str], bytes | None]) -> dict[str, bytes | None]:
+        out: dict[str, bytes | None] = {}
+        existing = read(LESSONS_PATH) or b""
+        known = set()
+        for line in existing.splitlines():
+            try:
+                known.add(json.loads(line)["id"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a hand-edited line is kept as it is, and not trusted
+        new = [item for item in lessons if item.get("id") not in known]
+        if new:
+            lines = b"".join(json.dumps(i, sort_keys=True).encode() + b"\n" for i in new)
+            out[LESSONS_PATH] = (
+                existing + (b"" if existing.endswith(b"\n") or not existing else b"\n") + lines
+            )
+        if failing and domain:
+            try:
+                routes = json.loads(read(ROUTES_PATH) or b"{}")
+            except ValueError:
+                routes = {}
+            routes = routes if isinstance(routes, dict) else {}
+            entry = routes.setdefault(domain, {}).setdefault(
+                failing[0]["seat"], {"demotions": 0, "held": 0, "last_run": ""}
+            )
+            if entry.get("last_run") != result["run_id"]:
+                entry["held" if degraded else "demotions"] = (
+                    int(entry.get("held" if degraded else "demotions", 0)) + 1
+                )
+                entry["last_run"] = result["run_id"]
+                out[ROUTES_PATH] = (json.dumps(routes, indent=1, sort_keys=True) + "\n").encode()
+        return out
+
+    return update_files(repo, change, f"loop-contract: lessons of {result['run_id']}")
 
 
 @dataclass(frozen=True)
@@ -85,6 +143,7 @@ def gate(
     result["status"] = "decided" if verb == "approve" else "rejected"
     state["gate"] = decision.ledger_payload()
     write_state(repo, contract_id, state)
+    record_lessons(repo, state)
     for entry in result["candidates"]:
         pr = int(pulls[entry["seat"]]["pr"])
         upsert_sticky_comment(

@@ -32,6 +32,7 @@ from github.GithubException import GithubException, UnknownObjectException
 from github.Repository import Repository
 
 from ..contest.bracket import Entrant, run_bracket
+from ..contest.lessons import Lesson, lesson_from_verdict
 from ..contest.markup import escape_markdown_inline
 from ..contest.matrix import score_matrix
 from ..contest.packets import CandidateView
@@ -139,7 +140,16 @@ def publish(
     winner = result.get("winner")
     winner_pr = by_seat[winner]["pr"].number if winner in by_seat else None
     if any(action != "unchanged" for action in comments.values()):
-        new_state = {"result": result, "pulls": _pulls(entries), "verified": verified}
+        new_state = {
+            "result": result,
+            "pulls": _pulls(entries),
+            "verified": verified,
+            "lessons": [
+                lesson.to_json()
+                for lesson in contest_lessons(contract, entries, str(result["run_id"]))
+            ],
+            "domain": str(contract.contest.get("domain") or f"contract.{contract.id.lower()}"),
+        }
         write_state(repo, contract.id, new_state, known_sha=state_sha)
     summary = render_markdown(result, max_chars=SUMMARY_CHARS)
     return PublishOutcome(result, comments, statuses, winner_pr, summary)
@@ -328,6 +338,7 @@ def _score(
     status = "awaiting_human" if winner else "no_winner"
     if winner and escalations:
         status = "escalated"
+    lessons = contest_lessons(contract, entries, f"github-{run_id}")
     now = utc_now()
     return {
         "schema_version": 1,
@@ -353,7 +364,7 @@ def _score(
         "bracket": bracket_doc,
         "winner": winner,
         "escalations": escalations,
-        "lessons": [],
+        "lessons": [_lesson_doc(lesson) for lesson in lessons],
         "decision": None,
         "certificate": None,
         "ledger": {
@@ -362,6 +373,37 @@ def _score(
             "head": _ZERO,
         },
     }
+
+
+def contest_lessons(
+    contract: Contract, entries: Sequence[Mapping[str, Any]], run_id: str
+) -> list[Lesson]:
+    """One lesson per candidate stopped by a gate, from its verdict (never its text)."""
+    settings = contract.contest
+    domain = str(settings.get("domain") or f"contract.{contract.id.lower()}")
+    tags = tuple(str(t) for t in settings.get("tags") or ())
+    found: dict[str, Lesson] = {}
+    for entry in entries:
+        verdict = entry.get("verdict")
+        if verdict is None or entry["doc"]["stage"] not in ("hard", "measured"):
+            continue
+        lesson = lesson_from_verdict(
+            verdict,
+            domain=domain,
+            tags=tags,
+            contract_id=contract.id,
+            run_id=run_id,
+            seat=str(entry["doc"]["seat"]),
+        )
+        if lesson is not None:
+            found.setdefault(lesson.id, lesson)
+    return list(found.values())
+
+
+def _lesson_doc(lesson: Lesson) -> dict[str, Any]:
+    keys = ("id", "domain", "gate", "kind", "what", "evidence", "cause", "rule")
+    full = lesson.to_json()
+    return {key: full[key] for key in keys}
 
 
 def comment_body(result: Mapping[str, Any], doc: Mapping[str, Any], pointer: str) -> str:
