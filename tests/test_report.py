@@ -24,6 +24,7 @@ from contest_fixtures import (
 )
 from hypothesis import given
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
 from pytest_loopcontract.contest import markup
 from pytest_loopcontract.contest.markup import (
@@ -521,8 +522,7 @@ def test_markdown_hostile_strings_are_inert() -> None:
 def test_markdown_parses_as_intended() -> None:
     """A real CommonMark parser (markdown-it, with GFM tables): every table has the header's
     width, and the only raw HTML is the report's own."""
-    markdown_it = pytest.importorskip("markdown_it")
-    parser = markdown_it.MarkdownIt("commonmark").enable("table")
+    parser = MarkdownIt("commonmark").enable("table")
     for doc in (sample_result(), hostile_result(), no_winner_result()):
         md = render_markdown(doc)
         tokens = parser.parse(md)
