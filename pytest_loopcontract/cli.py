@@ -589,15 +589,16 @@ def cmd_lessons(args: argparse.Namespace) -> int:
     from .contest.lesson_store import LessonStore
     from .contest.lessons import prompt_block
     from .contest.orchestrate import DEFAULT_LESSON_CHARS, ContestPaths
+    from .contest.panel import lesson_scope
 
     root = _root()
     settings: dict[str, Any] = {}
-    domain = args.domain
+    domain, tags = args.domain, tuple(args.tags or ())
     if domain is None:
         contract = _adopted(root)
         settings = dict(contract.contest)
-        domain = str(settings.get("domain") or f"contract.{contract.id.lower()}")
-    tags = tuple(args.tags) if args.tags is not None else tuple(settings.get("tags") or ())
+        domain, contract_tags = lesson_scope(contract)
+        tags = tags if args.tags is not None else contract_tags
     chars = (
         args.chars
         if args.chars is not None

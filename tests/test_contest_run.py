@@ -70,13 +70,14 @@ def test_full_contest_matrix_bracket_then_approve_merges(tmp_path: Path) -> None
         assert cell["candidate"] != "c"
     assert matrix["candidates"]["a"]["passed"] and matrix["candidates"]["b"]["passed"]
     # the judge packets never name a seat, a family or a branch
-    for packet in (root / ".loop-contract" / "contest" / result["run_id"] / "judges").rglob(
-        "*.json"
-    ):
+    judges_dir = root / ".loop-contract" / "contest" / result["run_id"] / "judges"
+    packets = sorted(judges_dir.rglob("*.packet.json"))
+    assert len(packets) == 3, packets  # one per judge
+    for packet in packets:
         text = packet.read_text("utf-8")
-        if '"kind"' in text and "judge-packet" in text:
-            for secret in ("loop-contract/calc/", '"fa"', '"fb"', str(root)):
-                assert secret not in text
+        assert "judge-packet" in text
+        for secret in ("loop-contract/calc/", '"fa"', '"fb"', str(root)):
+            assert secret not in text
     # the ledger has the whole story and seals
     kinds = ledger_kinds(root, result["run_id"])
     for kind in ("run_started", "dispatch", "outcome", "score", "decision", "run_finished"):

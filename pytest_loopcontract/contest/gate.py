@@ -58,10 +58,7 @@ def find_run(root: Path, contract: str, run_id: str | None = None) -> tuple[Path
 
 def _is_contract(result: Mapping[str, Any], contract: str) -> bool:
     info = result.get("contract") or {}
-    return (
-        contract in (info.get("id"), info.get("path"))
-        or Path(contract).name == Path(str(info.get("path", ""))).name == contract
-    )
+    return contract == info.get("id") or Path(contract) == Path(str(info.get("path", "")))
 
 
 def decide(

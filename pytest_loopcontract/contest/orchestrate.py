@@ -44,6 +44,9 @@ from .panel import (
     PanelSettings,
     bracket_document,
     convene,
+    dispatch_payload,
+    lesson_document,
+    lesson_scope,
     matrix_document,
     save_seat_log,
     task_of,
@@ -207,15 +210,11 @@ class _Run:
         self.root, self.paths, self.baseline, self.contract = root, paths, baseline, contract
         self.seats, self.run_id, self.run_dir, self.ledger = seats, run_id, run_dir, ledger
         settings = contract.contest
-        self.domain = str(settings.get("domain") or f"contract.{contract.id.lower()}")
-        self.tags = tuple(str(t) for t in settings.get("tags") or ())
+        self.domain, self.tags = lesson_scope(contract)
         self.attempt_cap = int(settings.get("attempts") or DEFAULT_ATTEMPTS)
         self.parallel = max(1, parallel or int(settings.get("parallel") or DEFAULT_PARALLEL))
         self.lesson_chars = int(settings.get("lesson_chars", DEFAULT_LESSON_CHARS))
         self.settings = PanelSettings.of(contract)
-        self.min_score = self.settings.min_score
-        self.spread = self.settings.spread_threshold
-        self.dissent = self.settings.dissent_threshold
         self.ledger_lock = threading.Lock()
         self.started = utc_now()
         self.progress = RunProgress(
@@ -480,15 +479,7 @@ class _Run:
         save_seat_log(private, run)
         self._append(
             "dispatch",
-            {
-                "role": "candidate",
-                "attempt": attempt,
-                "command": list(run.command),
-                "status": run.status,
-                "exit_code": run.exit_code,
-                "seconds": round(run.seconds, 3),
-                "reason": run.reason,
-            },
+            dispatch_payload("candidate", attempt, run),
             seat=seat.name,
             family=seat.family,
             tokens=run.tokens,
@@ -649,9 +640,9 @@ class _Run:
         matrix = score_matrix(
             cells,
             candidates,
-            min_score=self.min_score,
-            spread_threshold=self.spread,
-            dissent_threshold=self.dissent,
+            min_score=self.settings.min_score,
+            spread_threshold=self.settings.spread_threshold,
+            dissent_threshold=self.settings.dissent_threshold,
             calibration=calibration,
         )
         if matrix.rerun_gates:
@@ -663,7 +654,7 @@ class _Run:
                         "spread_over_threshold",
                         target=name,
                         spread=score.spread,
-                        threshold=self.spread,
+                        threshold=self.settings.spread_threshold,
                     )
                 self._escalate(esc.code, f"{name}: {esc.message}")
             cand = self.candidates[name]
@@ -676,15 +667,7 @@ class _Run:
     def _judge_dispatched(self, judge: Seat, run: SeatRun, attempt: int) -> None:
         self._append(
             "dispatch",
-            {
-                "role": "judge",
-                "attempt": attempt,
-                "command": list(run.command),
-                "status": run.status,
-                "exit_code": run.exit_code,
-                "seconds": round(run.seconds, 3),
-                "reason": run.reason,
-            },
+            dispatch_payload("judge", attempt, run),
             seat=judge.name,
             family=judge.family,
             tokens=run.tokens,
@@ -719,9 +702,9 @@ class _Run:
         return score_matrix(
             [cell for cell in cells if cell.candidate in {c.seat.name for c in still}],
             {c.seat.name: c.seat.family for c in still},
-            min_score=self.min_score,
-            spread_threshold=self.spread,
-            dissent_threshold=self.dissent,
+            min_score=self.settings.min_score,
+            spread_threshold=self.settings.spread_threshold,
+            dissent_threshold=self.settings.dissent_threshold,
             calibration=calibration,
             rerun_done=set(matrix.rerun_gates),
         )
@@ -738,7 +721,7 @@ class _Run:
                     {
                         "target": target,
                         "validity": round(mean, 4),
-                        "call": "pass" if mean >= self.min_score else "fail",
+                        "call": "pass" if mean >= self.settings.min_score else "fail",
                         "rows": {c.row: c.score for c in cells},
                     },
                     seat=outcome.seat,
@@ -852,16 +835,7 @@ class _Run:
             "winner": winner,
             "escalations": self.escalations,
             "lessons": [
-                {
-                    "id": lesson.id,
-                    "domain": lesson.domain,
-                    "gate": lesson.gate,
-                    "kind": lesson.kind,
-                    "what": lesson.what,
-                    "evidence": lesson.evidence,
-                    "cause": lesson.cause,
-                    "rule": lesson.rule,
-                }
+                lesson_document(lesson)
                 for lesson in {lesson.id: lesson for lesson in self.lessons}.values()
             ],
             "decision": None,

@@ -20,6 +20,7 @@ from ..contract import Contract
 from ..verdict import write_text_atomic
 from .bracket import BracketResult
 from .judging import AskResult, JudgeOutcome, run_judge
+from .lessons import Lesson
 from .matrix import ROWS, Cell, MatrixResult
 from .packets import CandidateView
 from .seats import Seat, SeatRun, run_seat
@@ -28,6 +29,9 @@ __all__ = [
     "PanelSettings",
     "bracket_document",
     "convene",
+    "dispatch_payload",
+    "lesson_document",
+    "lesson_scope",
     "matrix_document",
     "save_seat_log",
     "task_of",
@@ -59,6 +63,41 @@ class PanelSettings:
             dissent_threshold=float(judged.get("dissent_threshold", DEFAULT_DISSENT)),
             rows=tuple(judged.get("rows") or ROWS),
         )
+
+
+def lesson_scope(contract: Contract) -> tuple[str, tuple[str, ...]]:
+    """The dotted domain and the tags lessons of this contract are filed and looked up under
+    (``contest.domain``, else ``contract.<id>``)."""
+    settings = contract.contest
+    domain = str(settings.get("domain") or f"contract.{contract.id.lower()}")
+    return domain, tuple(str(tag) for tag in settings.get("tags") or ())
+
+
+def lesson_document(lesson: Lesson) -> dict[str, Any]:
+    """A lesson as the run result lists it (its provenance stays in the store)."""
+    return {
+        "id": lesson.id,
+        "domain": lesson.domain,
+        "gate": lesson.gate,
+        "kind": lesson.kind,
+        "what": lesson.what,
+        "evidence": lesson.evidence,
+        "cause": lesson.cause,
+        "rule": lesson.rule,
+    }
+
+
+def dispatch_payload(role: str, attempt: int, run: SeatRun) -> dict[str, Any]:
+    """The ledger ``dispatch`` row of one seat run (tokens and cost go in their columns)."""
+    return {
+        "role": role,
+        "attempt": attempt,
+        "command": list(run.command),
+        "status": run.status,
+        "exit_code": run.exit_code,
+        "seconds": round(run.seconds, 3),
+        "reason": run.reason,
+    }
 
 
 def task_of(contract: Contract) -> dict[str, Any]:

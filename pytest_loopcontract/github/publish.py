@@ -36,7 +36,15 @@ from ..contest.lessons import Lesson, lesson_from_verdict
 from ..contest.markup import escape_markdown_inline
 from ..contest.matrix import score_matrix
 from ..contest.packets import CandidateView
-from ..contest.panel import PanelSettings, bracket_document, convene, matrix_document, task_of
+from ..contest.panel import (
+    PanelSettings,
+    bracket_document,
+    convene,
+    lesson_document,
+    lesson_scope,
+    matrix_document,
+    task_of,
+)
 from ..contest.report import render_markdown
 from ..contest.seats import Seat, seats_from_contract
 from ..contest.standing import gate_stage, gate_summary
@@ -123,7 +131,9 @@ def publish(
             )
             continue
         entries.append(_entry(pull, check, configured, contract))
+    lessons = contest_lessons(contract, entries, f"github-{run_id}")
     result = _score(contract, entries, configured, workdir, run_id, bot_login, repo.full_name)
+    result["lessons"] = [lesson_document(lesson) for lesson in lessons]
     by_seat = {e["doc"]["seat"]: e for e in entries}
     comments: dict[int, str] = {}
     decisions: list[StatusDecision] = []
@@ -144,11 +154,8 @@ def publish(
             "result": result,
             "pulls": _pulls(entries),
             "verified": verified,
-            "lessons": [
-                lesson.to_json()
-                for lesson in contest_lessons(contract, entries, str(result["run_id"]))
-            ],
-            "domain": str(contract.contest.get("domain") or f"contract.{contract.id.lower()}"),
+            "lessons": [lesson.to_json() for lesson in lessons],
+            "domain": lesson_scope(contract)[0],
         }
         write_state(repo, contract.id, new_state, known_sha=state_sha)
     summary = render_markdown(result, max_chars=SUMMARY_CHARS)
@@ -338,7 +345,6 @@ def _score(
     status = "awaiting_human" if winner else "no_winner"
     if winner and escalations:
         status = "escalated"
-    lessons = contest_lessons(contract, entries, f"github-{run_id}")
     now = utc_now()
     return {
         "schema_version": 1,
@@ -364,7 +370,7 @@ def _score(
         "bracket": bracket_doc,
         "winner": winner,
         "escalations": escalations,
-        "lessons": [_lesson_doc(lesson) for lesson in lessons],
+        "lessons": [],  # filled by the caller, from the same verdicts
         "decision": None,
         "certificate": None,
         "ledger": {
@@ -379,9 +385,7 @@ def contest_lessons(
     contract: Contract, entries: Sequence[Mapping[str, Any]], run_id: str
 ) -> list[Lesson]:
     """One lesson per candidate stopped by a gate, from its verdict (never its text)."""
-    settings = contract.contest
-    domain = str(settings.get("domain") or f"contract.{contract.id.lower()}")
-    tags = tuple(str(t) for t in settings.get("tags") or ())
+    domain, tags = lesson_scope(contract)
     found: dict[str, Lesson] = {}
     for entry in entries:
         verdict = entry.get("verdict")
@@ -398,12 +402,6 @@ def contest_lessons(
         if lesson is not None:
             found.setdefault(lesson.id, lesson)
     return list(found.values())
-
-
-def _lesson_doc(lesson: Lesson) -> dict[str, Any]:
-    keys = ("id", "domain", "gate", "kind", "what", "evidence", "cause", "rule")
-    full = lesson.to_json()
-    return {key: full[key] for key in keys}
 
 
 def comment_body(result: Mapping[str, Any], doc: Mapping[str, Any], pointer: str) -> str:
