@@ -77,7 +77,10 @@ ANCHOR = "plain pytest"
 LOOP = "pytest --loop-contract"
 REPORTLOG = "pytest --report-log"
 JSONREPORT = "pytest --json-report"
-VERIFY_CLI = "loop-contract verify (CLI)"
+VERIFY_CLI = "loop-contract verify (CLI, sandbox)"
+VERIFY_PROCESS = "loop-contract verify (CLI, process isolation)"
+TARGET_SANDBOX_RATIO = 1.15  # verify in the sandbox: at most 1.15x plain pytest ...
+TARGET_SANDBOX_EXTRA_S = 0.5  # ... and at most 0.5 s over it
 VERIFY_API = "verify() in-process call"
 
 
@@ -421,7 +424,7 @@ def measure(
     pyvariants = pytest_variants(out)
     pycache = out.parent / "pycache"
     cli = [PY, "-m", "pytest_loopcontract", "verify", "--json"]
-    names = [*pyvariants, VERIFY_CLI, VERIFY_API]
+    names = [*pyvariants, VERIFY_CLI, VERIFY_PROCESS, VERIFY_API]
     if pyc:
         names += [ANCHOR + PYC, LOOP + PYC, REPORTLOG + PYC]
     times: dict[str, list[float]] = {n: [] for n in names}
@@ -441,8 +444,10 @@ def measure(
                 verdict = json.loads((repo / ".loop-contract/verdict.json").read_text("utf-8"))
                 if verdict.get("verdict") != "pass":
                     problems.append(f"{name}: verdict {verdict.get('verdict')}")
-        elif name == VERIFY_CLI:
-            elapsed, cpu, code = run_cmd(cli, repo, logfile)
+        elif name in (VERIFY_CLI, VERIFY_PROCESS):
+            mode = "sandbox" if name == VERIFY_CLI else "process"
+            env = {**bench_env(), "LOOP_CONTRACT_ISOLATION": mode}
+            elapsed, cpu, code = run_cmd(cli, repo, logfile, env)
             if code != 0:
                 problems.append(f"{name}: exit {code} (see {logfile})")
             try:
@@ -451,6 +456,8 @@ def measure(
                 doc = {"verdict": "unreadable --json output"}
             if doc.get("verdict") != "pass":
                 problems.append(f"{name}: verdict {doc.get('verdict')}")
+            if doc.get("isolation") != mode:
+                problems.append(f"{name}: isolation {doc.get('isolation')}, wanted {mode}")
         else:
             result = run_verify_api(repo, out)
             elapsed, cpu = result["wall"], result["cpu"]
@@ -536,6 +543,7 @@ import pytest_loopcontract.plugin as _plugin
 SPENT = {"import pytest_loopcontract.plugin": time.perf_counter() - _T0}
 _T1 = time.perf_counter()
 import pytest_loopcontract.contract as _contract
+import pytest_loopcontract.inner.collector as _collector
 import pytest_loopcontract.inprocess as _ip
 import pytest_loopcontract.verdict as _vd
 
@@ -564,12 +572,13 @@ def _wrap(owner, name, label):
 
 _wrap(_plugin, "pytest_configure", "hook pytest_configure")
 _wrap(_contract, "parse_contract", "  parse_contract (yaml + jsonschema import, validate)")
-_wrap(_plugin.ResultCollector, "pytest_sessionstart", "hook pytest_sessionstart")
+_wrap(_plugin.VerdictWriter, "pytest_sessionstart", "hook pytest_sessionstart")
 _wrap(_ip, "incomplete_verdict", "  incomplete_verdict (provisional verdict)")
 for _m in ("pytest_collection_modifyitems", "pytest_deselected", "pytest_collectreport",
-           "pytest_runtest_logreport", "pytest_sessionfinish"):
-    _wrap(_plugin.ResultCollector, _m, f"hook {_m}")
-_wrap(_plugin.ResultCollector, "results", "  build RunResults")
+           "pytest_runtest_logreport"):
+    _wrap(_collector.ResultCollector, _m, f"hook {_m}")
+_wrap(_plugin.VerdictWriter, "pytest_sessionfinish", "hook pytest_sessionfinish")
+_wrap(_collector.ResultCollector, "results", "  build RunResults")
 _wrap(_ip, "verdict_in_process", "  verdict_in_process")
 _wrap(_ip, "_repo_evidence", "    _repo_evidence (git)")
 for _n in ("load_baseline", "find_repo", "resolve_commit", "is_dirty", "snapshot_worktree",
@@ -577,7 +586,7 @@ for _n in ("load_baseline", "find_repo", "resolve_commit", "is_dirty", "snapshot
     _wrap(_ip, _n, f"      {_n}")
 _wrap(_ip, "evaluate", "  evaluate (provisional + final)")
 _wrap(_vd, "write_json_atomic", "  write_json_atomic (provisional + final)")
-_wrap(_plugin.ResultCollector, "pytest_terminal_summary", "hook pytest_terminal_summary")
+_wrap(_plugin.VerdictWriter, "pytest_terminal_summary", "hook pytest_terminal_summary")
 
 
 @atexit.register
@@ -830,6 +839,15 @@ def main() -> int:
             <= TARGET_INPROCESS_OVERHEAD,
             "inprocess_no_worse_than_reportlog": med[LOOP] <= med[REPORTLOG],
             "launcher_fixed_cost_lt_1s": launcher_med < TARGET_LAUNCHER_FIXED_S,
+            "sandbox_verify_le_1_15x_plain": med[VERIFY_CLI] / med[ANCHOR] <= TARGET_SANDBOX_RATIO,
+            "sandbox_verify_le_0_5s_over_plain": med[VERIFY_CLI] - med[ANCHOR]
+            <= TARGET_SANDBOX_EXTRA_S,
+        }
+        overhead |= {
+            "sandbox_verify_vs_plain_ratio": round(med[VERIFY_CLI] / med[ANCHOR], 3),
+            "sandbox_verify_minus_plain_s": round(med[VERIFY_CLI] - med[ANCHOR], 3),
+            "process_verify_vs_plain_ratio": round(med[VERIFY_PROCESS] / med[ANCHOR], 3),
+            "sandbox_minus_process_verify_s": round(med[VERIFY_CLI] - med[VERIFY_PROCESS], 3),
         }
         profiles: dict[str, Any] = {}
         want_plugin = args.profile == "always" or (
@@ -854,7 +872,12 @@ def main() -> int:
         commands = {
             k: " ".join(["python", *v[1:]]) for k, v in pytest_variants(Path("$OUT")).items()
         }
-        commands[VERIFY_CLI] = "python -m pytest_loopcontract verify --json"
+        commands[VERIFY_CLI] = (
+            "LOOP_CONTRACT_ISOLATION=sandbox python -m pytest_loopcontract verify --json"
+        )
+        commands[VERIFY_PROCESS] = (
+            "LOOP_CONTRACT_ISOLATION=process python -m pytest_loopcontract verify --json"
+        )
         commands[VERIFY_API] = "pytest_loopcontract.verify.verify(repo)"
         result = {
             "benchmark": "verifier",

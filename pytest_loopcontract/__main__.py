@@ -1,10 +1,10 @@
-"""``python -m pytest_loopcontract`` is the ``loop-contract`` command."""
+"""``python -m pytest_loopcontract`` is the ``loop-contract`` command (isolated launcher)."""
 
 from __future__ import annotations
 
 import sys
 
-from .cli import main
+from .launcher import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -28,12 +28,14 @@ from .workspace import (
     is_dirty,
     list_tree,
     make_scratch,
+    pin_untracked,
     purge_bytecode,
     read_blobs,
     remove_tree,
     resolve_commit,
     sha256_bytes,
     tree_of,
+    write_pinned,
 )
 
 __all__ = ["BaselineRecord", "BaselineRefused", "baseline_path", "load_baseline", "take_baseline"]
@@ -101,6 +103,18 @@ def baseline_path(root: Path) -> Path:
     return root / STATE_DIR / BASELINE_FILE
 
 
+def included_pins(record: BaselineRecord) -> dict[str, Pin]:
+    """The git-ignored files the baseline copied in (``pytest.include_untracked``), pinned."""
+    raw = record.extra.get("included") or {}
+    try:
+        return {str(p): Pin(**v) for p, v in dict(raw).items()}
+    except TypeError:
+        raise WorkspaceError(
+            "baseline record is damaged (included files): run 'loop-contract baseline' again",
+            exit_code=27,
+        ) from None
+
+
 def load_baseline(root: Path) -> BaselineRecord:
     path = baseline_path(root)
     if not path.exists():
@@ -132,7 +146,9 @@ def _test_files(nodeids: Sequence[str], files: Mapping[str, object]) -> set[str]
     return out
 
 
-def take_baseline(root: Path, contract_relpath: str, base_ref: str | None = None) -> BaselineRecord:
+def take_baseline(
+    root: Path, contract_relpath: str, base_ref: str | None = None, python: str | None = None
+) -> BaselineRecord:
     """Run the base commit's suite in a scratch checkout and write ``baseline.json``."""
     # Resolve first: in a repository without commits "make a first commit" is the useful
     # message, not "the working tree has uncommitted changes".
@@ -152,44 +168,59 @@ def take_baseline(root: Path, contract_relpath: str, base_ref: str | None = None
     contract_blob = read_blobs(root, [files[contract_relpath].blob])[files[contract_relpath].blob]
     contract = parse_contract(contract_blob, Path(contract_relpath))
 
-    from .runner import run_pytest  # the launcher's machinery, only needed here
+    from .runner import prepare_run, run_pytest  # the launcher's machinery, only needed here
+    from .sandbox import SandboxUnavailable
 
+    try:
+        setup = prepare_run(root, contract, python=python)
+    except SandboxUnavailable as exc:
+        raise BaselineRefused(str(exc)) from None
+    included = pin_untracked(root, contract.pytest.include_untracked)
     scratch = make_scratch("loopcontract-baseline-")
     try:
         export_tree(root, tree, scratch)
         purge_bytecode(scratch)
+        write_pinned(root, scratch, included)
         run = run_pytest(
             scratch,
             nonce=secrets.token_hex(16),
             autoload=True,
             extra_args=contract.pytest.args,
             timeout=contract.pytest.timeout,
+            testenv=setup.testenv,
+            confinement=setup.confinement,
+            egress=contract.egress_allow,
+        )
+        # A second collection: ids computed at collection time (the clock, a random value, a
+        # temporary path) differ between the two and can never be expected again.
+        again = run_pytest(
+            scratch,
+            nonce=secrets.token_hex(16),
+            autoload=True,
+            extra_args=[*contract.pytest.args, "--collect-only", "-q"],
+            timeout=contract.pytest.timeout,
+            testenv=setup.testenv,
+            confinement=setup.confinement,
+            egress=contract.egress_allow,
         )
     finally:
         remove_tree(scratch)
     if run.results is None or run.exit_code not in (0, 1):
-        why = "timed out" if run.timed_out else f"pytest exited {run.exit_code}"
-        raise BaselineRefused(
-            f"the baseline run is broken ({why}; {run.results_error or 'see output'}):\n"
-            + run.output_tail[-2000:]
-        )
+        raise BaselineRefused(broken_run_message(run, setup.testenv.python))
     results = run.results
     if results.outside_imports:
-        shadow = results.outside_imports[0]
-        raise BaselineRefused(
-            f"the baseline run imported {shadow['module']!r} from {shadow['imported']}, not "
-            f"from the checkout's {shadow['local']}: it would measure an installed copy; "
-            "install the project in editable mode from this checkout or set pythonpath"
-        )
+        raise BaselineRefused(outside_import_message(results.outside_imports[0], run.isolation))
     outcomes = results.outcomes()
     for error in results.collect_errors:
         outcomes.setdefault(error.get("nodeid", ""), "error")
     dod = gates.evaluate_dod(contract.dod, outcomes, results.dod_marks)
     acceptance = [n for item in dod for n, o in item.tests if o != "missing"]
-    _check_mode_rule(contract, dod, outcomes)
+    _check_mode_rule(contract, dod, outcomes, results.collect_errors)
 
-    passed = [n for n, o in outcomes.items() if o == "passed"]
-    fail_to_pass = [n for n in acceptance if outcomes.get(n) != "passed"]
+    unstable = unstable_ids(results, again.results)
+    shaky = {u["nodeid"] for u in unstable}
+    passed = [n for n, o in outcomes.items() if o == "passed" and n not in shaky]
+    fail_to_pass = [n for n in acceptance if outcomes.get(n) != "passed" and n not in shaky]
     accepted = set(acceptance)
     pass_to_pass = [n for n in passed if n not in accepted]
 
@@ -224,14 +255,85 @@ def take_baseline(root: Path, contract_relpath: str, base_ref: str | None = None
         protected_globs=globs,
         plugins=sorted(set(results.plugins) | set(contract.pytest.plugins)),
         created=utc_now(),
-        extra={"doctests": dict(results.doctests)},
+        extra={
+            "doctests": dict(results.doctests),
+            "test_env": setup.testenv.describe(),
+            "isolation": run.isolation,
+            "leftovers": list(run.leftovers),
+            "runtime_patches": list(results.runtime_patches),
+            "module_origins": dict(results.module_origins),
+            "unstable": unstable,
+            "included": {p: asdict(pin) for p, pin in included.items()},
+        },
     )
     write_json_atomic(baseline_path(root), record.to_json())
     return record
 
 
+def unstable_ids(first: Any, second: Any) -> list[dict[str, str]]:
+    """Test ids of the baseline run that a second collection did not produce again."""
+    if second is None or not second.collected:
+        return []
+    again = set(second.collected)
+    return [
+        {
+            "nodeid": t.nodeid,
+            "reason": "not collected again with the same id (computed at collection time)",
+        }
+        for t in first.tests
+        if t.nodeid not in again
+    ]
+
+
+def broken_run_message(run: Any, python: str) -> str:
+    """Why the baseline run produced nothing usable, with the fix when the cause is known."""
+    why = "timed out" if run.timed_out else f"pytest exited {run.exit_code}"
+    tail = run.output_tail[-2000:]
+    if "No module named pytest" in tail:
+        return (
+            f"pytest is not installed in the test interpreter {python}: install it there "
+            f"('{python} -m pip install pytest'), or choose another with --python or "
+            "pytest.python in the contract"
+        )
+    return f"the baseline run is broken ({why}; {run.results_error or 'see output'}):\n{tail}"
+
+
+def outside_import_message(shadow: Mapping[str, str], isolation: str) -> str:
+    if isolation == "sandbox":
+        fix = "put the source folder in the contract's pytest.pythonpath (for example [src])"
+    else:
+        fix = (
+            "an editable install points at the repository's working tree, which process "
+            "isolation cannot replace with the scratch copy: install bubblewrap so that verify "
+            "runs in the sandbox, or put the source folder in the contract's pytest.pythonpath"
+        )
+    return (
+        f"the baseline run imported {shadow['module']!r} from {shadow['imported']}, not from "
+        f"the tree under test ({shadow['local']}), so it would measure another copy: {fix}"
+    )
+
+
+def _collect_error_hint(errors: Sequence[Mapping[str, str]], nodeids: Sequence[str]) -> str:
+    """The collection error behind tests that did not run, in its own words."""
+    files = {n.split("::", 1)[0] for n in nodeids}
+    for error in errors:
+        where = error.get("nodeid", "")
+        if not files or where in files or not where:
+            last = [ln for ln in error.get("message", "").splitlines() if ln.strip()][-1:]
+            said = last[0].strip() if last else "no message"
+            return (
+                f"; collecting {where or 'the session'} failed: {said} (the code under test "
+                "or a test dependency does not import at baseline: check pytest.python and "
+                "pytest.pythonpath in the contract)"
+            )
+    return ""
+
+
 def _check_mode_rule(
-    contract: Contract, dod: Sequence[gates.DodResult], outcomes: Mapping[str, str]
+    contract: Contract,
+    dod: Sequence[gates.DodResult],
+    outcomes: Mapping[str, str],
+    collect_errors: Sequence[Mapping[str, str]] = (),
 ) -> None:
     if contract.mode == "improve":
         failing = sorted(n for n, o in outcomes.items() if o in ("failed", "error"))
@@ -248,9 +350,11 @@ def _check_mode_rule(
     for item in dod:
         missing = [n for n, o in item.tests if o == "missing"]
         if item.status == "no_tests" or missing:
+            hint = _collect_error_hint(collect_errors, missing)
             raise BaselineRefused(
                 f"DoD item {item.id!r}: acceptance tests do not run at baseline "
-                f"({', '.join(missing) or 'no test is tied to it'}); commit the tests first"
+                f"({', '.join(missing) or 'no test is tied to it'})"
+                + (hint or "; commit the tests first")
             )
         if all(o == "passed" for _, o in item.tests):
             raise BaselineRefused(

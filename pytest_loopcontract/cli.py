@@ -19,6 +19,12 @@ __all__ = ["main"]
 EXIT_USAGE = 2
 
 
+PYTHON_HELP = (
+    "the interpreter the tests run with (default: pytest.python of the contract, else the "
+    "repository's .venv, else the active virtual environment, else this one)"
+)
+
+
 def _print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2)
     sys.stdout.write("\n")
@@ -113,7 +119,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
     root, rel = _repo_and_contract(args.contract)
     try:
-        record = take_baseline(root, rel, args.base)
+        record = take_baseline(root, rel, args.base, python=args.python)
     except BaselineRefused as exc:
         if args.json:
             _print_json({"ok": False, "reason": str(exc)})
@@ -154,6 +160,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         candidate_ref=args.candidate,
         verdict_path=Path(args.verdict).resolve() if args.verdict else None,
         keep_scratch=args.keep_scratch,
+        python=args.python,
     )
     if args.json:
         _print_json(outcome.verdict)
@@ -765,10 +772,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("baseline", "run the suite on the base commit; record fail-to-pass, pass-to-pass, pins")
     p.add_argument("--base", metavar="REF", help="base commit (default: HEAD, tree must be clean)")
+    p.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     p.set_defaults(func=cmd_baseline)
 
     p = add("verify", "verify the working tree in an isolated scratch copy; write the verdict")
     p.add_argument("--candidate", metavar="REF", help="verify a commit instead of the work tree")
+    p.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     p.add_argument(
         "--verdict", metavar="PATH", help="verdict path (default .loop-contract/verdict.json)"
     )

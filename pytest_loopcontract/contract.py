@@ -119,11 +119,17 @@ class Budget:
 
 @dataclass(frozen=True)
 class PytestSettings:
-    """Verifier-side pytest settings: extra args, extra allowed plugins, run timeout."""
+    """Verifier-side pytest settings: extra args, extra allowed plugins, run timeout, and the
+    project's test environment (interpreter, ``PYTHONPATH`` inside the tree, variables)."""
 
     args: tuple[str, ...] = ()
     plugins: tuple[str, ...] = ()
     timeout: float = 1800.0
+    python: str | None = None
+    reruns: int = 0
+    include_untracked: tuple[str, ...] = ()
+    pythonpath: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -149,6 +155,7 @@ class Contract:
     contest: Mapping[str, Any] = field(default_factory=dict)
     seats: tuple[Mapping[str, Any], ...] = ()
     egress_allow: tuple[str, ...] | None = None
+    isolation: str = "auto"
     on_item_done: tuple[str, ...] = ()
     turn_timeout: float = 1800.0
     raw: Mapping[str, Any] = field(default_factory=dict)
@@ -260,6 +267,11 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         args=_strings(pytest_raw.get("args")),
         plugins=_strings(pytest_raw.get("plugins")),
         timeout=float(pytest_raw.get("timeout", 1800)),
+        python=str(pytest_raw["python"]) if pytest_raw.get("python") else None,
+        pythonpath=_strings(pytest_raw.get("pythonpath")),
+        reruns=int(pytest_raw.get("reruns", 0)),
+        include_untracked=_strings(pytest_raw.get("include_untracked")),
+        env={str(k): str(v) for k, v in dict(pytest_raw.get("env") or {}).items()},
     )
     return Contract(
         path=path,
@@ -283,6 +295,7 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         contest=dict(doc.get("contest") or {}),
         seats=tuple(dict(s) for s in doc.get("seats") or ()),
         egress_allow=_strings(doc["egress"].get("allow")) if "egress" in doc else None,
+        isolation=str(doc.get("isolation", "auto")),
         on_item_done=_strings(doc.get("on_item_done")),
         turn_timeout=float(doc.get("turn_timeout", 1800)),
         raw=dict(doc),

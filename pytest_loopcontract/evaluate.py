@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -53,18 +53,30 @@ class Evidence:
     dirty: bool | None = None
     command_env: Mapping[str, str] | None = None
     checkpoints: list[Reason] = field(default_factory=list)
+    # Isolated runs: commands of the contract run confined like the tests (argv -> argv).
+    confine: Callable[[list[str]], list[str]] | None = None
+    confinement: Mapping[str, Any] | None = None
+    test_env: Mapping[str, Any] | None = None
+    unstable: Sequence[Mapping[str, str]] = ()
+    reruns: Sequence[Mapping[str, Any]] = ()
 
 
 def run_command_gate(
-    gate: HardGate, workdir: Path, env: Mapping[str, str] | None
+    gate: HardGate,
+    workdir: Path,
+    env: Mapping[str, str] | None,
+    confine: Callable[[list[str]], list[str]] | None = None,
 ) -> gates.GateResult:
-    """Run a ``command`` hard gate without a shell; output goes to a file, never a pipe."""
+    """Run a ``command`` hard gate without a shell; output goes to a file, never a pipe.
+
+    The command runs over the candidate's tree, so in an isolated run it is confined too."""
+    argv = confine(list(gate.run)) if confine is not None else list(gate.run)
     with tempfile.TemporaryDirectory(prefix="loopcontract-cmd-") as tmp:
         out = Path(tmp) / "output"
         with out.open("wb") as fh:
             try:
                 proc = subprocess.Popen(
-                    list(gate.run),
+                    argv,
                     cwd=workdir,
                     stdout=fh,
                     stderr=subprocess.STDOUT,
@@ -141,7 +153,9 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
         elif gate.kind == "tests":
             hard.append(gates.evaluate_selected(gate.id, gate.tests, outcomes))
         elif gate.kind == "command":
-            hard.append(run_command_gate(gate, evidence.workdir, evidence.command_env))
+            hard.append(
+                run_command_gate(gate, evidence.workdir, evidence.command_env, evidence.confine)
+            )
     if contract.mode == "improve" and evidence.empty_diff:
         hard.append(
             gates.GateResult(
@@ -202,8 +216,9 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
             "commit": evidence.base_commit,
             "fail_to_pass": list(evidence.fail_to_pass or ()),
             "pass_to_pass": list(evidence.pass_to_pass or ()),
+            **({"unstable": list(evidence.unstable)} if evidence.unstable else {}),
         },
-        environment=environment_info(evidence.commit, evidence.dirty),
+        environment=_environment(evidence),
         timing={
             "started": evidence.started,
             "finished": finished,
@@ -211,9 +226,20 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
         },
         tool_version=__version__,
         egress=_egress_summary(contract, results),
+        confinement=evidence.confinement,
+        reruns=evidence.reruns,
     )
     hooks.plugin_manager().hook.loopcontract_verdict(verdict=document)
     return document
+
+
+def _environment(evidence: Evidence) -> dict[str, Any]:
+    """The launcher's facts, with the interpreter the tests really ran under when known."""
+    info = environment_info(evidence.commit, evidence.dirty)
+    if evidence.test_env:
+        info["test_env"] = dict(evidence.test_env)
+        info["python"] = str(evidence.test_env.get("version", info["python"]))
+    return info
 
 
 def outside_import_errors(results: RunResults) -> list[Reason]:
@@ -240,6 +266,7 @@ def _measure(contract: Contract, results: RunResults, evidence: Evidence) -> lis
         coverage_data=evidence.coverage_data,
         changed_lines=evidence.changed_lines,
         env=evidence.command_env,
+        confine=evidence.confine,
     )
     sources = hooks.metric_sources()
     return [

@@ -46,11 +46,14 @@ class RunResults:
     metrics: list[RecordedMetric] = field(default_factory=list)
     collect_errors: list[dict[str, str]] = field(default_factory=list)
     deselected: list[str] = field(default_factory=list)
+    collected: list[str] = field(default_factory=list)
     plugins: list[str] = field(default_factory=list)
     dod_marks: dict[str, list[str]] = field(default_factory=dict)
     egress: list[dict[str, Any]] = field(default_factory=list)
     doctests: dict[str, str] = field(default_factory=dict)  # nodeid -> digest of examples
     outside_imports: list[dict[str, str]] = field(default_factory=list)
+    module_origins: dict[str, str] = field(default_factory=dict)  # module -> file in the tree
+    runtime_patches: list[dict[str, str]] = field(default_factory=list)  # {object, during}
     pytest_exitstatus: int | None = None
     testsfailed: int = 0
     testscollected: int = 0
@@ -82,6 +85,7 @@ class RunResults:
                     for e in _seq(data.get("collect_errors"))
                 ],
                 deselected=[str(d) for d in _seq(data.get("deselected"))],
+                collected=[str(c) for c in _seq(data.get("collected"))],
                 plugins=[str(p) for p in _seq(data.get("plugins"))],
                 dod_marks={
                     str(k): [str(n) for n in _seq(v)]
@@ -92,6 +96,14 @@ class RunResults:
                 outside_imports=[
                     {str(k): str(v) for k, v in dict(e).items()}
                     for e in _seq(data.get("outside_imports"))
+                    if isinstance(e, Mapping)
+                ],
+                module_origins={
+                    str(k): str(v) for k, v in dict(data.get("module_origins") or {}).items()
+                },
+                runtime_patches=[
+                    {str(k): str(v) for k, v in dict(e).items()}
+                    for e in _seq(data.get("runtime_patches"))
                     if isinstance(e, Mapping)
                 ],
                 pytest_exitstatus=(

@@ -1,26 +1,51 @@
 """Run pytest in a subprocess the verifier controls, and read back what the plugin recorded.
 
-The child gets a cleaned environment (no PYTEST_ADDOPTS, no injected plugins, no bytecode
-writes), its output goes to a file rather than a pipe (so many megabytes cannot deadlock or
-exhaust memory), and a timeout kills its whole process group.
+The child runs under the project's interpreter, confined (see :mod:`sandbox`) and under the
+reaper (``inner/reaper.py``), which ends every process the run left behind before this module
+reads anything. It gets a cleaned environment (no PYTEST_ADDOPTS, no injected plugins, no
+bytecode writes, ``PYTHONPATH`` only from the contract), the stdlib-only result collector
+injected with ``-p``, and its output goes to a file rather than a pipe (so many megabytes
+cannot deadlock or exhaust memory).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from .inner import CONFIG_ENV
 from .processes import kill_group, read_tail
 from .results import RunResults
+from .sandbox import PROCESS, Confinement, choose_confinement, extra_writable
+from .testenv import TestEnv, probe_test_env, resolve_python
+from .workspace import STATE_DIR
 
-__all__ = ["PytestRun", "clean_env", "run_pytest"]
+if TYPE_CHECKING:
+    from .contract import Contract
+
+__all__ = [
+    "INNER_NAME",
+    "PytestRun",
+    "RunSetup",
+    "child_env",
+    "clean_env",
+    "prepare_run",
+    "run_pytest",
+]
+
+INNER_NAME = "_loopcontract_inner"
+TERM_GRACE = 10.0
 
 TAIL_BYTES = 8192
 RESULTS_LIMIT = 256 * 1024 * 1024
@@ -52,6 +77,8 @@ class PytestRun:
     output_tail: str
     duration: float
     timed_out: bool
+    isolation: str = PROCESS
+    leftovers: tuple[dict[str, Any], ...] = ()
 
 
 def clean_env(autoload: bool, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -60,6 +87,36 @@ def clean_env(autoload: bool, base: Mapping[str, str] | None = None) -> dict[str
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return env
+
+
+def child_env(
+    autoload: bool, testenv: TestEnv | None, tree: Path, first: Sequence[Path] = ()
+) -> dict[str, str]:
+    """The test process's environment: cleaned, ``PYTHONPATH`` only from the contract (and the
+    verifier's injected folder), the contract's variables on top."""
+    env = clean_env(autoload)
+    env.pop("PYTHONPATH", None)
+    env["PYTHONNOUSERSITE"] = "1"
+    if testenv is not None:
+        env.update(testenv.env)
+        path = testenv.child_pythonpath(tree, first)
+    else:
+        path = os.pathsep.join(str(p) for p in first)
+    if path:
+        env["PYTHONPATH"] = path
+    return env
+
+
+def inject_inner(folder: Path) -> Path:
+    """Copy the in-test-process package into ``folder`` as ``_loopcontract_inner``; returns
+    the folder to put on the child's path. A copy, so the test environment needs no install
+    of pytest-loopcontract and nothing of the verifier beyond these stdlib-only files."""
+    source = Path(__file__).with_name("inner")
+    target = folder / INNER_NAME
+    target.mkdir(parents=True)
+    for module in source.glob("*.py"):
+        shutil.copyfile(module, target / module.name)
+    return folder
 
 
 def _read_results(path: Path) -> tuple[RunResults | None, str]:
@@ -73,6 +130,58 @@ def _read_results(path: Path) -> tuple[RunResults | None, str]:
         return None, f"results file unreadable: {exc}"
 
 
+def _read_report(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _pytest_argv(
+    python: str,
+    workdir: Path,
+    *,
+    autoload: bool,
+    plugins: Sequence[str],
+    extra_args: Sequence[str],
+    coverage_data: Path | None,
+) -> list[str]:
+    argv = [python]
+    if coverage_data is not None:
+        argv += ["-m", "coverage", "run", f"--data-file={coverage_data}"]
+    argv += ["-m", "pytest", "-p", INNER_NAME]
+    if not autoload:
+        for name in plugins:
+            argv += ["-p", name]
+    return [
+        *argv,
+        "-p",
+        "no:cacheprovider",
+        # A candidate that breaks one module's import still gets every other test run;
+        # the broken file's tests count as errors, not as an interrupted run.
+        "--continue-on-collection-errors",
+        f"--rootdir={workdir}",
+        f"--confcutdir={workdir}",
+        *extra_args,
+    ]
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int | None, bool]:
+    """Wait for the confined run; on timeout ask the reaper to end it, then kill the group."""
+    try:
+        return proc.wait(timeout=timeout), False
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=TERM_GRACE)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+    return None, True
+
+
 def run_pytest(
     workdir: Path,
     *,
@@ -82,51 +191,110 @@ def run_pytest(
     extra_args: Sequence[str] = (),
     timeout: float = 1800.0,
     coverage_data: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    python: str = sys.executable,
+    testenv: TestEnv | None = None,
+    confinement: Confinement | None = None,
+    egress: Sequence[str] | None = None,
 ) -> PytestRun:
-    """Run the suite in ``workdir``; results and output land in a private temp folder."""
+    """Run the suite in ``workdir`` under the reaper, confined; nothing it started survives
+    this call. Results and output land in a private temp folder."""
+    python = testenv.python if testenv is not None else sys.executable
+    confined = confinement or Confinement(PROCESS)
     with tempfile.TemporaryDirectory(prefix="loopcontract-run-") as tmp:
-        raw = Path(tmp) / "results.json"
-        output = Path(tmp) / "output.log"
-        argv = [python]
-        if coverage_data is not None:
-            argv += ["-m", "coverage", "run", f"--data-file={coverage_data}"]
-        argv += ["-m", "pytest"]
-        if not autoload:
-            argv += ["-p", "pytest_loopcontract.plugin"]
-            for name in plugins:
-                argv += ["-p", name]
-        argv += [
-            f"--loop-contract-raw={raw}",
-            f"--loop-contract-nonce={nonce}",
-            "-p",
-            "no:cacheprovider",
-            # A candidate that breaks one module's import still gets every other test run;
-            # the broken file's tests count as errors, not as an interrupted run.
-            "--continue-on-collection-errors",
-            f"--rootdir={workdir}",
-            f"--confcutdir={workdir}",
-            *extra_args,
-        ]
+        private = Path(tmp)
+        injected = inject_inner(private / "inject")
+        raw, output, report = private / "results.json", private / "output.log", private / "reaper"
+        settings = private / "inner.json"
+        settings.write_text(
+            json.dumps({"raw": str(raw), "nonce": nonce, "egress": egress}), "utf-8"
+        )
+        env = child_env(autoload, testenv, workdir, [injected])
+        env[CONFIG_ENV] = str(settings)
+        if confined.aliases:
+            env["LOOP_CONTRACT_ROOT_ALIASES"] = os.pathsep.join(map(str, confined.aliases))
+        argv = _pytest_argv(
+            python,
+            workdir,
+            autoload=autoload,
+            plugins=plugins,
+            extra_args=extra_args,
+            coverage_data=coverage_data,
+        )
+        reaper = [python, "-I", "-S", str(injected / INNER_NAME / "reaper.py"), str(report), "--"]
+        writable = [private, *([coverage_data.parent] if coverage_data else [])]
+        command = confined.command([*reaper, *argv], tree=workdir, writable=writable)
         started = time.monotonic()
-        timed_out = False
         with output.open("wb") as out:
             proc = subprocess.Popen(
-                argv,
+                command,
                 cwd=workdir,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                env=env if env is not None else clean_env(autoload),
+                env=env,
                 start_new_session=True,
             )
-            try:
-                code: int | None = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                kill_group(proc)
-                code = None
+            code, timed_out = _wait(proc, timeout)
         duration = time.monotonic() - started
+        swept = _read_report(report)
+        if not timed_out and isinstance(swept.get("exit_code"), int):
+            code = swept["exit_code"]
         results, error = _read_results(raw)
-        return PytestRun(code, results, error, read_tail(output, TAIL_BYTES), duration, timed_out)
+        return PytestRun(
+            code,
+            results,
+            error,
+            read_tail(output, TAIL_BYTES),
+            duration,
+            timed_out,
+            isolation=confined.mode,
+            leftovers=tuple(swept.get("leftovers") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """The test environment and the confinement every run of one contract uses."""
+
+    testenv: TestEnv
+    confinement: Confinement
+
+    def confine_command(self, tree: Path) -> Callable[[list[str]], list[str]]:
+        """For a contract's own commands (gates, sensors): same sandbox, no extra mounts."""
+        return lambda argv: self.confinement.command(argv, tree=tree, writable=())
+
+    def command_env(self, tree: Path) -> dict[str, str]:
+        return child_env(True, self.testenv, tree)
+
+    def describe(self, run: PytestRun) -> dict[str, Any]:
+        return {
+            "mode": run.isolation,
+            "note": self.confinement.note,
+            "leftovers": [dict(p) for p in run.leftovers],
+        }
+
+
+def prepare_run(
+    root: Path,
+    contract: Contract,
+    *,
+    python: str | None = None,
+    verdict_path: Path | None = None,
+) -> RunSetup:
+    """Probe the project's interpreter and choose the confinement (raises
+    :class:`SandboxUnavailable` when the contract requires a sandbox that cannot start)."""
+    settings = contract.pytest
+    testenv = probe_test_env(
+        resolve_python(root, python, settings.python), settings.pythonpath, settings.env
+    )
+    hidden = [root / STATE_DIR]
+    if verdict_path is not None:
+        hidden.append(verdict_path.resolve().parent)
+    confinement = choose_confinement(
+        contract.isolation,
+        network=contract.egress_allow is None or bool(contract.egress_allow),
+        hidden=hidden,
+        aliases=[root.resolve()],
+        readable=testenv.readable,
+        writable=extra_writable(),
+    )
+    return RunSetup(testenv, confinement)

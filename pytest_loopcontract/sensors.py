@@ -139,6 +139,9 @@ class SensorContext:
     coverage_data: Path | None = None
     changed_lines: Mapping[str, frozenset[int]] | None = None
     env: Mapping[str, str] | None = None
+    # Wraps a command that runs candidate code (a sensor) so that it runs confined, like the
+    # tests; identity when there is no sandbox.
+    confine: Callable[[list[str]], list[str]] | None = None
 
 
 MetricSource = Callable[[MeasuredGate, SensorContext], Observation]
@@ -804,8 +807,9 @@ def _sensor_command(gate: MeasuredGate, ctx: SensorContext) -> Observation:
     argv = _command(gate)
     key = _source_str(gate, "key", name)
     label = f"sensor command {shlex.join(argv)}"
+    command = ctx.confine(list(argv)) if ctx.confine is not None else list(argv)
     done = _run_capped(
-        argv, cwd=ctx.workdir, env=ctx.env, timeout=_sensor_timeout(gate), label=label
+        command, cwd=ctx.workdir, env=ctx.env, timeout=_sensor_timeout(gate), label=label
     )
     if done.returncode != 0:
         tail = _clip(done.stderr_tail.decode("utf-8", "replace")) or "no stderr"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -153,6 +154,8 @@ def build_verdict(
     tool_version: str,
     egress: Mapping[str, Any] | None = None,
     checkpoints: Sequence[Reason] = (),
+    confinement: Mapping[str, Any] | None = None,
+    reruns: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """Assemble the verdict document in the shape ``schemas/verdict.schema.json`` fixes."""
     verdict, exit_code, reasons = decide(hard, measured, findings, errors, checkpoints)
@@ -194,6 +197,14 @@ def build_verdict(
     }
     if egress is not None:
         document["egress"] = dict(egress)
+    if reruns:
+        document["reruns"] = [dict(r) for r in reruns]
+    if confinement is not None:
+        document["isolation"] = confinement["mode"]
+        document["confinement"] = {
+            "note": str(confinement.get("note", "")),
+            "leftovers": list(confinement.get("leftovers", ())),
+        }
     return document
 
 
@@ -226,9 +237,24 @@ def validate_verdict(document: Mapping[str, Any]) -> list[str]:
     ]
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def dumps_json(document: Any, **options: Any) -> str:
+    """JSON text that is always valid UTF-8, whatever bytes a test produced.
+
+    A node id or message can hold lone surrogates (``os.fsdecode`` of an undecodable file name
+    gives ``'\\udcff'``), which UTF-8 cannot encode. They can only stand inside JSON strings,
+    so each becomes its ``\\uXXXX`` escape: reversible (``json.loads`` gives the same string
+    back, so node ids still match between runs) while everything else stays readable.
+    """
+    text = json.dumps(document, ensure_ascii=False, **options)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def write_json_atomic(path: str | os.PathLike[str], document: Any) -> None:
     """Write a JSON document atomically (see :func:`write_bytes_atomic`)."""
-    text = json.dumps(document, separators=(",", ":"), ensure_ascii=False) + "\n"
+    text = dumps_json(document, separators=(",", ":")) + "\n"
     write_bytes_atomic(path, text.encode("utf-8"))
 
 

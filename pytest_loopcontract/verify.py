@@ -9,23 +9,25 @@ verdict itself.
 
 from __future__ import annotations
 
-import json
 import secrets
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .baseline import BaselineRecord, load_baseline
+from .baseline import BaselineRecord, included_pins, load_baseline
 from .checkpoint_gate import diff_checkpoints
 from .contract import Contract, parse_contract
 from .evaluate import Evidence, evaluate, outside_import_errors, utc_now
 from .history import History
 from .progress import diff_hash, progress_key
+from .reruns import flaky_failures, rerun_pass_to_pass
 from .results import RunResults
-from .runner import clean_env, run_pytest
+from .runner import PytestRun, RunSetup, prepare_run, run_pytest
+from .runtime_findings import leftover_findings, patch_findings, shadow_findings
+from .sandbox import PROCESS, SandboxUnavailable
 from .sensors import added_lines_from_diff
 from .tamper import (
     boundary_findings,
@@ -34,6 +36,7 @@ from .tamper import (
     harness_findings,
     pin_findings,
 )
+from .testenv import environment_differences
 from .verdict import Finding, Reason, write_json_atomic
 from .workspace import (
     STATE_DIR,
@@ -55,6 +58,7 @@ from .workspace import (
     snapshot_worktree,
     tree_of,
     tree_size,
+    write_pinned,
 )
 
 __all__ = ["VerifyOutcome", "pinned_contract", "verify"]
@@ -137,12 +141,6 @@ def _restore_pins(
             (scratch / path).unlink(missing_ok=True)
 
 
-def _egress_args(contract: Contract) -> list[str]:
-    if contract.egress_allow is None:
-        return []
-    return [f"--loop-contract-egress={json.dumps(list(contract.egress_allow))}"]
-
-
 def _needs_coverage(contract: Contract) -> bool:
     return any(
         g.metric.startswith("coverage.") and not g.source.get("file")
@@ -173,10 +171,84 @@ def _run_errors(
     if results is None:
         return [Reason("no_results", f"{results_error} (exit {exit_code}){context}")]
     if exit_code == 5 or not results.tests:
-        return [Reason("no_tests", "no tests ran")]
+        return [Reason("no_tests", "no tests ran" + _collection_errors(results))]
     if exit_code not in (0, 1):
         return [Reason("pytest_exit_code", f"pytest exited {exit_code}{context}")]
     return []
+
+
+def _same_environment(baseline: BaselineRecord, setup: RunSetup) -> None:
+    """Refuse to compare against a baseline that ran under another test environment."""
+    recorded = baseline.extra.get("test_env")
+    if not isinstance(recorded, dict):
+        return
+    differences = environment_differences(recorded, setup.testenv.describe())
+    if differences:
+        raise WorkspaceError(
+            "the baseline ran in a different test environment ("
+            + "; ".join(differences)
+            + "): run with the baseline's interpreter (--python PATH) or take the baseline "
+            "again with 'loop-contract baseline'",
+            exit_code=27,
+        )
+
+
+def _run_findings(run: PytestRun, baseline: BaselineRecord, files: Iterable[str]) -> list[Finding]:
+    """What the run itself shows: processes that outlived it, runtime patching, shadowing."""
+    if run.results is None:
+        return []
+    extra = baseline.extra
+    findings = leftover_findings(run.leftovers, leaked_at_baseline=bool(extra.get("leftovers")))
+    known = {p.get("object", "") for p in extra.get("runtime_patches") or ()}
+    findings += patch_findings(run.results.runtime_patches, known)
+    origins = extra.get("module_origins") or {}
+    findings += shadow_findings(run.results.module_origins, origins, files)
+    return findings
+
+
+def _rerun_flaky(
+    scratch: Path,
+    contract: Contract,
+    baseline: BaselineRecord,
+    setup: RunSetup,
+    results: RunResults,
+) -> tuple[RunResults, list[dict[str, Any]]]:
+    """Run failing pass-to-pass tests again, confined like the first run (``pytest.reruns``)."""
+    failing = flaky_failures(results, baseline.pass_to_pass, baseline.fail_to_pass)
+    if not failing:
+        return results, []
+
+    def run_again(ids: Sequence[str]) -> dict[str, str] | None:
+        again = run_pytest(
+            scratch,
+            nonce=secrets.token_hex(16),
+            autoload=False,
+            plugins=baseline.plugins,
+            extra_args=[*contract.pytest.args, *ids],
+            timeout=contract.pytest.timeout,
+            testenv=setup.testenv,
+            confinement=setup.confinement,
+            egress=contract.egress_allow,
+        )
+        return again.results.outcomes() if again.results is not None else None
+
+    return rerun_pass_to_pass(results, failing, contract.pytest.reruns, run_again)
+
+
+def _refused(refusal: Reason) -> dict[str, Any]:
+    return {"mode": PROCESS, "note": refusal.message, "leftovers": []}
+
+
+def _collection_errors(results: RunResults) -> str:
+    """The collection errors behind an empty run, each in its own last words."""
+    shown = []
+    for error in results.collect_errors[:3]:
+        lines = [ln.strip() for ln in error.get("message", "").splitlines() if ln.strip()]
+        shown.append(f"{error.get('nodeid') or 'session'}: {lines[-1] if lines else '?'}")
+    if not shown:
+        return ""
+    more = len(results.collect_errors) - len(shown)
+    return "; collection failed in " + "; ".join(shown) + (f" (+{more} more)" if more else "")
 
 
 def verify(
@@ -186,11 +258,19 @@ def verify(
     verdict_path: Path | None = None,
     keep_scratch: bool = False,
     history: History | None = None,
+    python: str | None = None,
 ) -> VerifyOutcome:
     """Verify the working tree (or ``candidate_ref``) of ``root`` against its baseline."""
     started, t0 = utc_now(), time.monotonic()
     baseline = load_baseline(root)
     contract = pinned_contract(root, baseline)
+    target = verdict_path or root / DEFAULT_VERDICT
+    try:
+        setup: RunSetup | None = prepare_run(root, contract, python=python, verdict_path=target)
+    except SandboxUnavailable as exc:
+        setup, refusal = None, Reason("sandbox_unavailable", str(exc))
+    if setup is not None:
+        _same_environment(baseline, setup)
     globs = list(baseline.protected_globs)
     allow = list(contract.protect.allow)
 
@@ -227,27 +307,39 @@ def verify(
         export_tree(root, tree, scratch)
         purge_bytecode(scratch)
         _restore_pins(root, scratch, baseline, files, globs)
+        write_pinned(root, scratch, included_pins(baseline))
         coverage_data = private / "coverage.data" if _needs_coverage(contract) else None
         launcher_before = time.monotonic() - t0
-        run = run_pytest(
-            scratch,
-            nonce=nonce,
-            autoload=False,
-            plugins=baseline.plugins,
-            extra_args=[*contract.pytest.args, *_egress_args(contract)],
-            timeout=contract.pytest.timeout,
-            coverage_data=coverage_data,
-        )
+        if setup is None:
+            run = PytestRun(None, None, refusal.message, "", 0.0, False)
+            errors = [refusal]
+        else:
+            run = run_pytest(
+                scratch,
+                nonce=nonce,
+                autoload=False,
+                plugins=baseline.plugins,
+                extra_args=list(contract.pytest.args),
+                timeout=contract.pytest.timeout,
+                coverage_data=coverage_data,
+                testenv=setup.testenv,
+                confinement=setup.confinement,
+                egress=contract.egress_allow,
+            )
+            errors = _run_errors(
+                run.exit_code,
+                run.timed_out,
+                run.results,
+                run.results_error,
+                run.output_tail,
+                contract.pytest.timeout,
+            )
+            findings += _run_findings(run, baseline, files)
         t_after = time.monotonic()
-        errors = _run_errors(
-            run.exit_code,
-            run.timed_out,
-            run.results,
-            run.results_error,
-            run.output_tail,
-            contract.pytest.timeout,
-        )
         results = run.results or RunResults(nonce=nonce)
+        reruns: list[dict[str, Any]] = []
+        if setup is not None and contract.pytest.reruns and not errors:
+            results, reruns = _rerun_flaky(scratch, contract, baseline, setup, results)
         errors += outside_import_errors(results)
         findings += doctest_findings(
             dict(baseline.extra.get("doctests") or {}), results.doctests, allow
@@ -280,8 +372,13 @@ def verify(
             empty_diff=not changed,
             commit=commit,
             dirty=dirty,
-            command_env=clean_env(autoload=True),
+            command_env=setup.command_env(scratch) if setup else None,
             checkpoints=gate_checks,
+            confine=setup.confine_command(scratch) if setup else None,
+            confinement=setup.describe(run) if setup else _refused(refusal),
+            test_env=setup.testenv.describe() if setup else None,
+            unstable=list(baseline.extra.get("unstable") or ()),
+            reruns=reruns,
         )
         document = evaluate(contract, results, evidence)
         launcher_seconds = launcher_before + (time.monotonic() - t_after)
@@ -289,7 +386,6 @@ def verify(
         if not keep_scratch:
             remove_tree_later(scratch)
         remove_tree(private)
-    target = verdict_path or root / DEFAULT_VERDICT
     write_json_atomic(target, document)
     failing = [t["nodeid"] for t in document["tests"] if t["outcome"] != "passed"]
     return VerifyOutcome(

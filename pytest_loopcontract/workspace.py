@@ -356,3 +356,41 @@ def purge_bytecode(root: Path) -> None:
         for name in filenames:
             if name.endswith((".pyc", ".pyo")):
                 (Path(dirpath) / name).unlink(missing_ok=True)
+
+
+def pin_untracked(root: Path, globs: Sequence[str]) -> dict[str, Pin]:
+    """Git-ignored files matching ``globs`` that the suite needs (a generated ``_version.py``):
+    each is written into the repository's object store and pinned like a tracked file, so the
+    scratch copy gets the baseline's bytes whatever the work tree holds later."""
+    if not globs:
+        return {}
+    out = git(root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard")
+    paths = [
+        p.decode("utf-8", "surrogateescape")
+        for p in out.split(b"\0")
+        if p and matches_any(p.decode("utf-8", "surrogateescape"), globs)
+    ]
+    pins: dict[str, Pin] = {}
+    for path in sorted(p for p in paths if not p.startswith(STATE_DIR + "/")):
+        blob = git(root, "hash-object", "-w", "--", path).decode().strip()
+        data = (root / path).read_bytes()
+        mode = "100755" if os.access(root / path, os.X_OK) else "100644"
+        pins[path] = Pin(sha256=sha256_bytes(data), blob=blob, mode=mode)
+    return pins
+
+
+def write_pinned(root: Path, dest: Path, pins: Mapping[str, Pin]) -> None:
+    """Write pinned files (by blob) into a scratch copy, checking each against its SHA-256."""
+    blobs = read_blobs(root, (pin.blob for pin in pins.values()))
+    for path, pin in pins.items():
+        data = blobs[pin.blob]
+        if sha256_bytes(data) != pin.sha256:
+            raise WorkspaceError(f"pinned object for {path} does not match its SHA-256")
+        target = dest / path
+        if any(part == ".." for part in Path(path).parts):
+            raise WorkspaceError(f"pinned path {path!r} leaves the tree")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.unlink(missing_ok=True)
+        target.write_bytes(data)
+        if pin.mode == "100755":
+            target.chmod(0o755)

@@ -1,0 +1,340 @@
+"""Per-test outcomes, markers, metrics and what the run looked like, gathered inside pytest.
+
+This module runs inside the process under test, in the project's own environment, where
+pytest-loopcontract need not be installed: the launcher copies this package next to the run
+and loads it with ``-p``. So it imports only the standard library and pytest, and it produces
+plain JSON-shaped data; the launcher (or the in-process plugin) turns that into typed results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import secrets
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .watch import WATCH_PROPERTY
+
+__all__ = [
+    "ResultCollector",
+    "loaded_plugins",
+    "loop_metric",
+    "module_origins",
+    "outside_imports",
+    "tag_dod_items",
+]
+
+METRIC_PREFIX = "loop_metric:"
+DOD_PROPERTY = "loop_dod"
+EGRESS_PROPERTY = "loop_egress"
+KIND_PROPERTY = "loop_kind"
+MESSAGE_LIMIT = 2000
+
+
+@pytest.fixture
+def loop_metric(request: pytest.FixtureRequest) -> Callable[[str, float], None]:
+    """Record a named measurement (for a measured gate ``metric.<name>``).
+
+    Stored on the test's user_properties, so it survives pytest-xdist and reaches the report.
+    """
+
+    def record(name: str, value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"loop_metric({name!r}, ...) needs a number, got {value!r}")
+        number = float(value)
+        if not math.isfinite(number):
+            raise ValueError(f"loop_metric({name!r}, ...) needs a finite number, got {value!r}")
+        request.node.user_properties.append((METRIC_PREFIX + str(name), number))
+
+    return record
+
+
+def _doctest_digest(item: Any) -> str:
+    """SHA-256 of a doctest's examples (source and expected output): the doctest is a test
+    living inside the code, so its text is pinned by digest rather than by file."""
+    dtest = getattr(item, "dtest", None)
+    examples = [[ex.source, ex.want] for ex in getattr(dtest, "examples", None) or ()]
+    return hashlib.sha256(json.dumps(examples).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def tag_dod_items(items: Iterable[pytest.Item]) -> None:
+    """Copy ``dod`` marker ids (and whether an item is a doctest) into user_properties, so
+    they reach the controller's reports, from xdist workers too."""
+    from _pytest.doctest import DoctestItem
+
+    for item in items:
+        if isinstance(item, DoctestItem):
+            item.user_properties.append((KIND_PROPERTY, "doctest:" + _doctest_digest(item)))
+        for mark in item.iter_markers("dod"):
+            for item_id in mark.args:
+                item.user_properties.append((DOD_PROPERTY, str(item_id)))
+
+
+class WorkerMarks:
+    """On an xdist worker: only tag the items; outcomes travel to the controller."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        tag_dod_items(items)
+
+
+class ResultCollector:
+    """Collects per-test outcomes on the controller; :meth:`results` gives them as JSON data."""
+
+    def __init__(self, config: pytest.Config, nonce: str | None = None) -> None:
+        self.config = config
+        self.nonce = nonce or secrets.token_hex(16)
+        self.phases: dict[str, dict[str, pytest.TestReport]] = {}
+        self.subfailures: dict[str, list[pytest.TestReport]] = {}
+        self.doctests: dict[str, str] = {}
+        self.metrics: list[dict[str, Any]] = []
+        self.marks: dict[str, list[str]] = {}
+        self.collect_errors: list[dict[str, str]] = []
+        self.deselected: list[str] = []
+        self.egress: list[dict[str, Any]] = []
+        self.patches: list[dict[str, str]] = []
+        self.collected: list[str] = []
+        self.started = time.monotonic()
+
+    # -- collection -----------------------------------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        tag_dod_items(items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected = [item.nodeid for item in session.items]
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected.extend(item.nodeid for item in items)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collect_errors.append(
+                {"nodeid": report.nodeid, "message": _short(report.longreprtext)}
+            )
+
+    # -- outcomes -------------------------------------------------------------------------
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if _is_subtest(report):
+            # unittest subTest / the subtests fixture: the parent's own call report can say
+            # "passed" while a subtest failed, so failures are kept apart and folded in later.
+            if report.failed:
+                self.subfailures.setdefault(report.nodeid, []).append(report)
+            return
+        phases = self.phases.setdefault(report.nodeid, {})
+        phases[report.when] = report
+        if report.when == "teardown":
+            self._harvest_properties(report)
+
+    def _harvest_properties(self, report: pytest.TestReport) -> None:
+        for key, value in report.user_properties:
+            if key == DOD_PROPERTY:
+                ids = self.marks.setdefault(str(value), [])
+                if report.nodeid not in ids:
+                    ids.append(report.nodeid)
+            elif key == KIND_PROPERTY and str(value).startswith("doctest:"):
+                self.doctests[report.nodeid] = str(value)[len("doctest:") :]
+            elif key == WATCH_PROPERTY and isinstance(value, dict):
+                self.patches.append({str(k): str(v) for k, v in value.items()})
+            elif key == EGRESS_PROPERTY and isinstance(value, dict):
+                self.egress.append({**value, "test": value.get("test") or report.nodeid})
+            elif (
+                isinstance(key, str)
+                and key.startswith(METRIC_PREFIX)
+                and isinstance(value, (int, float))
+                and not isinstance(value, bool)
+            ):
+                name = key[len(METRIC_PREFIX) :]
+                self.metrics.append({"nodeid": report.nodeid, "name": name, "value": float(value)})
+
+    # -- the end ---------------------------------------------------------------------------
+    def results(
+        self, session: pytest.Session, exitstatus: int, egress_left: Sequence[dict[str, Any]] = ()
+    ) -> dict[str, Any]:
+        """Everything the run produced, in the raw-results shape (``RunResults.to_json``)."""
+        root = Path(self.config.rootpath)
+        return {
+            "nonce": self.nonce,
+            "tests": [
+                _combine(nodeid, phases, self.subfailures.get(nodeid, ()))
+                for nodeid, phases in self.phases.items()
+            ],
+            "metrics": list(self.metrics),
+            "collect_errors": list(self.collect_errors),
+            "deselected": list(self.deselected),
+            "collected": list(self.collected),
+            "plugins": loaded_plugins(self.config),
+            "dod_marks": self.marks,
+            "egress": [*self.egress, *egress_left],
+            "doctests": dict(sorted(self.doctests.items())),
+            "outside_imports": outside_imports(root),
+            "module_origins": module_origins(root),
+            "runtime_patches": list(self.patches),
+            "pytest_exitstatus": int(exitstatus),
+            "testsfailed": int(session.testsfailed),
+            "testscollected": int(session.testscollected),
+            "duration": time.monotonic() - self.started,
+        }
+
+
+def write_results(path: str, data: dict[str, Any]) -> None:
+    """Write-then-rename; ASCII JSON, so lone surrogates in node ids travel as escapes."""
+    target = Path(path)
+    tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
+    with tmp.open("w", encoding="ascii") as fh:
+        json.dump(data, fh, ensure_ascii=True, separators=(",", ":"))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+
+
+def _is_subtest(report: pytest.TestReport) -> bool:
+    return type(report).__name__ in ("SubtestReport", "SubTestReport")
+
+
+def _outcome(report: pytest.TestReport) -> str:
+    was_xfail = hasattr(report, "wasxfail")
+    if report.when == "call":
+        if report.passed:
+            return "xpassed" if was_xfail else "passed"
+        if report.skipped:
+            return "xfailed" if was_xfail else "skipped"
+        return "failed"
+    if report.failed:
+        return "error"
+    if report.skipped:
+        return "xfailed" if was_xfail else "skipped"
+    return "passed"
+
+
+def _combine(
+    nodeid: str,
+    phases: dict[str, pytest.TestReport],
+    subfailures: Sequence[pytest.TestReport] = (),
+) -> dict[str, Any]:
+    """One outcome per test from its setup, call and teardown reports.
+
+    A setup failure is an error; a teardown failure turns a pass into an error; otherwise the
+    call phase decides, except that a failed subtest fails a test whose own call passed. A
+    test with no call report (skipped in setup) keeps the setup outcome.
+    """
+    duration = sum(r.duration for r in phases.values())
+    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
+    deciding = call
+    if setup is not None and not setup.passed:
+        deciding = setup
+    elif call is None:
+        deciding = teardown or setup
+    assert deciding is not None
+    outcome = _outcome(deciding)
+    if teardown is not None and teardown.failed and outcome in ("passed", "xpassed"):
+        deciding, outcome = teardown, "error"
+    message = "" if outcome == "passed" else _short(deciding.longreprtext)
+    if subfailures and outcome in ("passed", "xpassed"):
+        outcome = "failed"
+        message = _short(
+            f"{len(subfailures)} subtest(s) failed:\n"
+            + "\n".join(r.longreprtext for r in subfailures[:3])
+        )
+    return {
+        "nodeid": nodeid,
+        "outcome": outcome,
+        "duration": duration,
+        "when": deciding.when or "call",
+        "message": message,
+    }
+
+
+def _short(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    return "..." + text[-limit:]
+
+
+def _root_aliases(root: Path) -> list[Path]:
+    """The run's root and the places the sandbox shows the same tree (the repository's own
+    path, where an editable install points)."""
+    aliases = [root.resolve()]
+    extra = os.environ.get("LOOP_CONTRACT_ROOT_ALIASES", "")
+    aliases += [Path(p) for p in extra.split(os.pathsep) if p]
+    return aliases
+
+
+def _inside(path: Path, roots: Sequence[Path]) -> Path | None:
+    for root in roots:
+        if path == root or root in path.parents:
+            return root
+    return None
+
+
+def outside_imports(root: Path) -> list[dict[str, str]]:
+    """Top-level modules the run imported from outside ``root`` although ``root`` has code of
+    that name: the tests exercised an installed copy, not the tree being verified."""
+    found = []
+    roots = _root_aliases(root)
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if "." in name or not file:
+            continue
+        local = next(
+            (c for c in (root / name, root / "src" / name, root / f"{name}.py") if c.exists()),
+            None,
+        )
+        if local is None or _inside(Path(file).resolve(), roots) is not None:
+            continue
+        found.append({"module": name, "imported": str(file), "local": str(local.relative_to(root))})
+    return sorted(found, key=lambda e: e["module"])
+
+
+def module_origins(root: Path) -> dict[str, str]:
+    """Where each of the project's own modules was imported from, relative to the root.
+
+    The baseline records this; a candidate run that imports one of them from another file
+    (a copy placed where the tests look first) is shadowing the code under test.
+    """
+    roots = _root_aliases(root)
+    origins: dict[str, str] = {}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or name == "__main__":
+            continue
+        path = Path(file).resolve()
+        base = _inside(path, roots)
+        if base is not None and "__pycache__" not in path.parts:
+            origins[name] = path.relative_to(base).as_posix()
+    return dict(sorted(origins.items()))
+
+
+def loaded_plugins(config: pytest.Config) -> list[str]:
+    """Names of third-party plugins in this run: entry points and non-builtin modules.
+
+    The launcher compares this with the allow-list recorded at baseline; conftest files,
+    pytest's own modules and the verifier's are not plugins in that sense.
+    """
+    names: set[str] = set()
+    pm = config.pluginmanager
+    for plugin, dist in pm.list_plugin_distinfo():
+        name = pm.get_name(plugin)
+        if name and dist.project_name != "pytest-loopcontract":
+            names.add(name)
+    for name, plugin in pm.list_name_plugin():
+        module = getattr(plugin, "__name__", None)
+        file = str(getattr(plugin, "__file__", None) or "")
+        if not isinstance(module, str) or name != module or file.endswith("conftest.py"):
+            continue
+        if module == "pytest" or module.startswith(_OWN_PREFIXES):
+            continue
+        names.add(name)
+    return sorted(names)
+
+
+_OWN_PREFIXES = ("_pytest.", "pytest_loopcontract", "_loopcontract_inner")

@@ -1,0 +1,153 @@
+"""Where candidate code runs: a bubblewrap sandbox, or process isolation when none can start.
+
+The sandbox (``bwrap``) gives the run its own PID namespace and dies with its parent, so every
+process the candidate starts ends with the run; the file system is read-only except the scratch
+tree and the run's private folders, ``/tmp`` is private, and the user's home, the repository's
+state folder and the folder the verdict goes to are hidden behind empty tmpfs mounts. The
+network is unshared when the egress policy allows nothing beyond loopback. Where bwrap is
+missing or may not create namespaces (Ubuntu's AppArmor restriction, a locked-down container),
+the run falls back to process isolation and the verdict says ``isolation: process``; a contract
+that says ``isolation: sandbox`` turns that fallback into an error instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+__all__ = ["PROCESS", "SANDBOX", "Confinement", "SandboxUnavailable", "choose_confinement"]
+
+SANDBOX = "sandbox"
+PROCESS = "process"
+WRITABLE_ENV = "LOOP_CONTRACT_SANDBOX_WRITABLE"
+BWRAP_ENV = "LOOP_CONTRACT_BWRAP"
+TMP_SIZE = str(4 << 30)  # the private /tmp is memory; a run that fills it fails, not the host
+_NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+INSTALL_HINT = (
+    "install bubblewrap ('apt-get install bubblewrap'); on Ubuntu 24.04 and GitHub's runners "
+    "also allow unprivileged user namespaces "
+    "('sysctl -w kernel.apparmor_restrict_unprivileged_userns=0')"
+)
+
+
+class SandboxUnavailable(Exception):
+    """The contract requires the sandbox and it cannot start here."""
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """How one run of candidate code is confined, and what it may see."""
+
+    mode: str
+    note: str = ""
+    network: bool = True
+    hidden: tuple[Path, ...] = ()
+    aliases: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
+    writable: tuple[Path, ...] = ()
+
+    def command(self, argv: Sequence[str], *, tree: Path, writable: Sequence[Path]) -> list[str]:
+        """``argv`` wrapped so that it runs confined, with ``tree`` as its working folder."""
+        if self.mode != SANDBOX:
+            return list(argv)
+        return [*self._bwrap(tree, writable), "--", *argv]
+
+    def _bwrap(self, tree: Path, writable: Sequence[Path]) -> list[str]:
+        args = [bwrap_program(), "--die-with-parent", "--new-session", *_NAMESPACES]
+        if not self.network:
+            args.append("--unshare-net")
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args += ["--size", TMP_SIZE, "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
+        for path in _existing_dirs([_home(), *self.hidden]):
+            args += ["--tmpfs", str(path)]
+        for place in (tree, *self.aliases):
+            args += ["--bind", str(tree), str(place)]
+        for path in _existing_dirs(self.readable):
+            args += ["--ro-bind", str(path), str(path)]
+        for path in _existing_dirs([*writable, *self.writable]):
+            args += ["--bind", str(path), str(path)]
+        return [*args, "--chdir", str(tree)]
+
+
+def _home() -> Path | None:
+    home = os.environ.get("HOME")
+    if not home or Path(home).resolve() == Path("/"):
+        return None
+    return Path(home)
+
+
+def _existing_dirs(paths: Sequence[Path | None]) -> list[Path]:
+    return list(dict.fromkeys(p for p in paths if p is not None and p.is_dir()))
+
+
+def extra_writable() -> list[Path]:
+    """Folders outside the tree that stay writable in the sandbox, from the launcher's
+    ``$LOOP_CONTRACT_SANDBOX_WRITABLE`` (``os.pathsep``-separated): for suites that must write
+    outside their tree. Each one is a place a candidate can leave files, so none by default."""
+    raw = os.environ.get(WRITABLE_ENV, "")
+    return [Path(p) for p in raw.split(os.pathsep) if p]
+
+
+def bwrap_program() -> str:
+    """``$LOOP_CONTRACT_BWRAP`` (a path or name), else ``bwrap`` on PATH."""
+    return os.environ.get(BWRAP_ENV) or "bwrap"
+
+
+@cache
+def bwrap_problem() -> str:
+    """Why the sandbox cannot start here ('' when it can); tried once per process."""
+    if shutil.which(bwrap_program()) is None:
+        return f"bubblewrap ({bwrap_program()}) is not installed: {INSTALL_HINT}"
+    probe = [
+        bwrap_program(),
+        "--die-with-parent",
+        *_NAMESPACES,
+        "--ro-bind",
+        "/",
+        "/",
+        "--",
+        "true",
+    ]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap could not start ({exc}): {INSTALL_HINT}"
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        return f"bwrap could not create its namespaces ({said[0]}): {INSTALL_HINT}"
+    return ""
+
+
+def choose_confinement(
+    required: str,
+    *,
+    network: bool,
+    hidden: Sequence[Path] = (),
+    aliases: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
+) -> Confinement:
+    """The sandbox when it can start (or when ``required`` says sandbox, else an error);
+    process isolation when ``required`` says process or the sandbox cannot start."""
+    forced = os.environ.get("LOOP_CONTRACT_ISOLATION", "")
+    wanted = required if required != "auto" else (forced or "auto")
+    problem = "" if wanted == PROCESS else bwrap_problem()
+    if wanted == PROCESS:
+        return Confinement(PROCESS, note="process isolation requested")
+    if problem:
+        if wanted == SANDBOX:
+            raise SandboxUnavailable(f"the contract requires isolation: sandbox, but {problem}")
+        return Confinement(PROCESS, note=problem)
+    return Confinement(
+        SANDBOX,
+        network=network,
+        hidden=tuple(hidden),
+        aliases=tuple(aliases),
+        readable=tuple(readable),
+        writable=tuple(writable),
+    )
