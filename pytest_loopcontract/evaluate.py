@@ -53,6 +53,8 @@ class Evidence:
     dirty: bool | None = None
     command_env: Mapping[str, str] | None = None
     checkpoints: list[Reason] = field(default_factory=list)
+    # Whether each reward check ran: {id, status: ran | skipped | timed_out | not_run, message}
+    checks: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run_command_gate(
@@ -196,6 +198,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
         findings=evidence.findings,
         errors=evidence.errors,
         checkpoints=evidence.checkpoints,
+        checks=evidence.checks,
         tests=tests,
         baseline={
             "recorded": evidence.pass_to_pass is not None,
