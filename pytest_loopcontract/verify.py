@@ -25,6 +25,7 @@ from .evaluate import Evidence, evaluate, outside_import_errors, utc_now
 from .history import History
 from .progress import diff_hash, progress_key
 from .results import RunResults
+from .reward_checks import VacuousRunner, blob_reader, launcher_static_checks, vacuous_pass_check
 from .runner import clean_env, run_pytest
 from .sensors import added_lines_from_diff
 from .tamper import (
@@ -218,7 +219,12 @@ def verify(
     ]
     findings += boundary_findings(crossing, contract.boundaries.allow, contract.boundaries.deny)
     findings += harness_findings(patch, allow, test_globs=[*globs, "test_*.py", "*_test.py"])
-    gate_checks = diff_checkpoints(history or History(root / STATE_DIR), contract, patch)
+    # Reward rules (reward_checks.py): tamper findings; evidence joins the diff's checkpoints.
+    reward = launcher_static_checks(root, baseline, contract, files, patch, findings)
+    findings += reward.findings
+    gate_checks = diff_checkpoints(
+        history or History(root / STATE_DIR), contract, patch, reward.evidence
+    )
 
     nonce = secrets.token_hex(16)
     scratch = make_scratch(tree_bytes=tree_size(root, tree))
@@ -263,6 +269,32 @@ def verify(
                 expected=expected,
                 allowed_plugins=baseline.plugins,
             )
+
+        # --- vacuous pass (reward_checks.py): passed acceptance tests re-run, mutated ---------
+        def prepare(dest: Path) -> None:
+            export_tree(root, tree, dest)
+            purge_bytecode(dest)
+            _restore_pins(root, dest, baseline, files, globs)
+
+        vacuous = vacuous_pass_check(
+            contract,
+            results,
+            VacuousRunner(
+                prepare=prepare,
+                run=lambda dest, nodeids, limit: run_pytest(
+                    dest,
+                    nonce=secrets.token_hex(16),
+                    autoload=False,
+                    plugins=baseline.plugins,
+                    extra_args=[*contract.pytest.args, *_egress_args(contract), *nodeids],
+                    timeout=limit,
+                ),
+                pinned_source=blob_reader(root, baseline.pins),
+            ),
+            skip_reason="the test run ended abnormally" if errors or run.results is None else "",
+        )
+        findings += vacuous.findings
+        # --- end vacuous pass ------------------------------------------------------------
         evidence = Evidence(
             trust="isolated",
             nonce=nonce,
@@ -282,6 +314,7 @@ def verify(
             dirty=dirty,
             command_env=clean_env(autoload=True),
             checkpoints=gate_checks,
+            checks=[*reward.checks, *vacuous.checks],
         )
         document = evaluate(contract, results, evidence)
         launcher_seconds = launcher_before + (time.monotonic() - t_after)
