@@ -174,9 +174,13 @@ def _function_pairs(nodeid: str, func: ast.FunctionDef, names: Names) -> list[Ex
             expected = _value(expected_node, env)
             if expected is _MISSING:
                 continue
-            inputs = tuple(v for v in _inputs(actual, env) if is_distinctive(v))
+            found = list(_inputs(actual, env))
+            inputs = [v for v in found if is_distinctive(v)]
+            if len(found) > 1 and inputs:
+                inputs.append(tuple(found))  # `if (a, b) == (20, 22)`, a table keyed by both
             if inputs:
-                pairs.append(Expectation(nodeid, getattr(node, "lineno", 1), inputs, expected))
+                line = getattr(node, "lineno", 1)
+                pairs.append(Expectation(nodeid, line, tuple(inputs), expected))
     return pairs
 
 
