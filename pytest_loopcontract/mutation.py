@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from .reward_rules import Names
 
-__all__ = ["MutatedSource", "Mutation", "mutate_expectations", "test_function"]
+__all__ = ["MutatedSource", "Mutation", "function_of", "mutate_expectations"]
 
 _EQUAL_CALLS = frozenset({"assertEqual", "assertEquals", "assertAlmostEqual", "assertAlmostEquals"})
 _FLIP_CALLS = {"assertNotEqual": "assertEqual", "assertNotEquals": "assertEqual"}
@@ -52,7 +52,7 @@ class MutatedSource:
         return {m.function for m in self.mutations}
 
 
-def test_function(nodeid: str) -> str:
+def function_of(nodeid: str) -> str:
     """``tests/t.py::C::test_x[1-2]`` -> ``C::test_x``."""
     return "::".join(nodeid.split("::")[1:]).split("[", 1)[0]
 

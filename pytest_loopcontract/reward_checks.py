@@ -29,7 +29,7 @@ from . import gates
 from .baseline import BaselineRecord
 from .checkpoints import Match
 from .contract import Contract
-from .mutation import MutatedSource, mutate_expectations, test_function
+from .mutation import MutatedSource, function_of, mutate_expectations
 from .results import RunResults
 from .reward_literals import Expectation, expectations, literal_hits
 from .reward_rules import RULES, RuleHit, is_test_path, new_hits, scan_source
@@ -280,7 +280,7 @@ def vacuous_pass_check(
             p: mutate_expectations(
                 _text(runner.pinned_source(p)),
                 reach=True,
-                only=[test_function(n) for n in survivors if n.split("::", 1)[0] == p],
+                only=[function_of(n) for n in survivors if n.split("::", 1)[0] == p],
             ).source
             for p in {n.split("::", 1)[0] for n in survivors}
         }
@@ -294,7 +294,7 @@ def vacuous_pass_check(
         path = nodeid.split("::", 1)[0]
         if contract.tamper.allows("vacuous_pass", path):
             continue
-        lines = [m.line for m in mutated[path].mutations if m.function == test_function(nodeid)]
+        lines = [m.line for m in mutated[path].mutations if m.function == function_of(nodeid)]
         out.findings.append(
             Finding(
                 "vacuous_pass",
@@ -334,7 +334,7 @@ def _mutants(
             continue
         functions = mutated[path].functions()
         for nodeid in (n for n in passed if n.split("::", 1)[0] == path):
-            if test_function(nodeid) in functions:
+            if function_of(nodeid) in functions:
                 targets.append(nodeid)
             else:
                 notes.append(f"{nodeid}: no assertion the rewrite can mutate")
