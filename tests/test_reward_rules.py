@@ -188,7 +188,8 @@ def test_expectations_read_inputs_and_expected_values() -> None:
             "test_literal_special_case",
         ),
         (
-            "def slug(t):\n    match t:\n        case 'Hello World':\n            return 'hello-world'\n",
+            "def slug(t):\n    match t:\n        case 'Hello World':\n"
+            "            return 'hello-world'\n",
             "test_literal_special_case",
         ),
         ("_KNOWN = {(20, 22): 42}\n", "test_literal_table"),
