@@ -36,7 +36,15 @@ from .reward_rules import RULES, RuleHit, is_test_path, new_hits, scan_source
 from .runner import PytestRun
 from .sensors import added_lines_from_diff
 from .verdict import Finding
-from .workspace import TreeEntry, list_tree, make_scratch, matches_any, read_blobs, remove_tree
+from .workspace import (
+    TreeEntry,
+    WorkspaceError,
+    list_tree,
+    make_scratch,
+    matches_any,
+    read_blobs,
+    remove_tree,
+)
 
 __all__ = [
     "RewardChecks",
@@ -148,7 +156,7 @@ def static_checks(
             found = scan_source(path, source, coverage_gate=coverage_gate)
             if not is_test_path(path):
                 found += literal_hits(path, source, pairs, lines)
-        except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        except Exception as exc:  # untrusted input: any failure is "not checked", never a crash
             hits.append(_unparsable(path, exc))
             continue
         hits += new_hits(found, _baseline_hits(path, baseline_source, coverage_gate, pairs), lines)
@@ -329,7 +337,7 @@ def _mutants(
             continue
         try:
             mutated[path] = mutate_expectations(data.decode("utf-8"))
-        except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        except Exception as exc:  # the rewrite cannot handle it: named, never a crash
             notes.append(f"the rewrite cannot handle {path} ({type(exc).__name__}: {exc})")
             continue
         functions = mutated[path].functions()
@@ -357,6 +365,8 @@ def _run_mutants(
                 target.unlink()
             target.write_text(text, "utf-8")
         run = runner.run(scratch, list(nodeids), left)
+    except (OSError, WorkspaceError) as exc:
+        return f"not_run: the mutation run could not start ({exc})"
     finally:
         remove_tree(scratch)
     if run.timed_out:

@@ -292,3 +292,115 @@ def test_reach_variant_raises_where_a_mutation_would_be() -> None:
 def test_mutation_of_an_unparsable_file_raises() -> None:
     with pytest.raises(SyntaxError):
         mutate_expectations("def test_(:\n")
+
+
+# --- the contract's tamper section and the launcher glue ----------------------------------------
+
+HEAD = "version: 1\nid: x\ndod:\n  - {id: a, text: a, tests: [t.py::test_a]}\n"
+
+
+@pytest.mark.parametrize(
+    ("tail", "message"),
+    [
+        (
+            "tamper:\n  allow:\n    - {rule: frame_introspektion, paths: [src/a.py]}\n",
+            "7:14: tamper.allow[0].rule: expected one of",
+        ),
+        ("tamper:\n  allow:\n    - {rule: gc_scan}\n", "tamper.allow[0].paths: missing required"),
+        (
+            "tamper:\n  allow:\n    - {rule: gc_scan, paths: []}\n",
+            "7:30: tamper.allow[0].paths: must not be an empty list",
+        ),
+        ("tamper:\n  vacuous_pass: {timeout: 0}\n", "6:27: tamper.vacuous_pass.timeout: must be"),
+        ("tamper:\n  alow: []\n", "6:3: tamper.alow: unknown key 'alow'; did you mean 'allow'?"),
+    ],
+)
+def test_tamper_section_errors_name_the_line(tail: str, message: str) -> None:
+    from pytest_loopcontract.contract import ContractError
+    from pytest_loopcontract.contract_schema import validate_document
+
+    with pytest.raises(ContractError) as caught:
+        validate_document((HEAD + tail).encode(), "loopcontract.yml")
+    assert message in str(caught.value)
+    if "frame_introspektion" in tail:
+        assert "did you mean 'frame_introspection'?" in str(caught.value)
+
+
+def test_tamper_section_is_read_into_the_contract(tmp_path) -> None:
+    from pytest_loopcontract.contract import load_contract
+
+    path = tmp_path / "loopcontract.yml"
+    path.write_text(
+        HEAD + "tamper:\n  allow:\n    - {rule: gc_scan, paths: ['src/dbg/**']}\n"
+        "  vacuous_pass: {timeout: 30, enabled: false}\n",
+        "utf-8",
+    )
+    tamper = load_contract(path).tamper
+    assert tamper.allows("gc_scan", "src/dbg/x.py")
+    assert not tamper.allows("gc_scan", "src/x.py") and not tamper.allows(
+        "frame_locals", "src/dbg/x.py"
+    )
+    assert (tamper.vacuous_timeout, tamper.vacuous_enabled) == (30.0, False)
+
+
+def _contract(tmp_path, tail: str = ""):
+    from pytest_loopcontract.contract import load_contract
+
+    path = tmp_path / "loopcontract.yml"
+    path.write_text(HEAD + tail, "utf-8")
+    return load_contract(path)
+
+
+def test_static_checks_report_unreadable_files_instead_of_crashing(tmp_path) -> None:
+    from pytest_loopcontract.reward_checks import static_checks
+
+    sources = {"src/a.py": b"\xff\xfe not utf-8", "src/b.py": b"import gc\ngc.get_objects()\n"}
+    out = static_checks(
+        contract=_contract(tmp_path),
+        changed_lines={
+            "src/a.py": frozenset({1}),
+            "src/b.py": frozenset({2}),
+            "x.txt": frozenset(),
+        },
+        candidate_source=sources.get,
+        baseline_source=lambda p: None,
+        skip_path=lambda p: False,
+        acceptance=[],
+    )
+    assert out.findings == []
+    assert [(m.pattern_id, m.path) for m in out.evidence] == [
+        ("reward_rules_not_run", "src/a.py"),
+        ("gc_scan", "src/b.py"),
+    ]
+    (check,) = out.checks
+    assert check["status"] == "ran" and "could not parse src/a.py" in check["message"]
+
+
+def test_vacuous_check_names_what_it_could_not_do(tmp_path) -> None:
+    from pytest_loopcontract.results import RunResults, TestRecord
+    from pytest_loopcontract.reward_checks import VacuousRunner, vacuous_pass_check
+    from pytest_loopcontract.runner import PytestRun
+
+    results = RunResults(nonce="n", tests=[TestRecord("t.py::test_a", "passed", 0.1, "call")])
+    unparsable = VacuousRunner(
+        prepare=lambda dest: None,
+        run=lambda dest, ids, limit: PytestRun(None, None, "", "", 0.0, True),
+        pinned_source=lambda p: b"def test_a(:\n",
+    )
+    (check,) = vacuous_pass_check(_contract(tmp_path), results, unparsable).checks
+    assert check["status"] == "not_run" and "cannot handle t.py" in check["message"]
+    hangs = VacuousRunner(
+        prepare=lambda dest: None,
+        run=lambda dest, ids, limit: PytestRun(None, None, "", "", limit, True),
+        pinned_source=lambda p: b"def test_a():\n    assert f() == 1\n",
+    )
+    (check,) = vacuous_pass_check(_contract(tmp_path), results, hangs).checks
+    assert check["status"] == "timed_out" and check["tests"] == ["t.py::test_a"]
+    (check,) = vacuous_pass_check(
+        _contract(tmp_path), RunResults(nonce="n"), hangs, skip_reason=""
+    ).checks
+    assert check == {
+        "id": "vacuous_pass",
+        "status": "skipped",
+        "message": "no acceptance test passed",
+    }
