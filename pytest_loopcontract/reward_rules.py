@@ -67,7 +67,8 @@ RULES: dict[str, Rule] = {
         Rule("gc_scan", EVIDENCE, "scans the garbage collector or all loaded modules"),
         Rule("harness_env", TAMPER, "reads the test runner's or the verifier's environment"),
         Rule("ci_env", EVIDENCE, "reads a CI, coverage or tox/nox environment variable"),
-        Rule("constant_comparison", TAMPER, "a comparison dunder that always says 'equal'"),
+        Rule("constant_comparison", TAMPER, "__eq__/__ne__/__contains__ always says 'equal'"),
+        Rule("constant_ordering", EVIDENCE, "an ordering dunder that always says yes"),
         Rule("daemonize", TAMPER, "detaches a process from the run (fork + setsid, nohup)"),
         Rule("detached_process", EVIDENCE, "starts a process in its own session or forks"),
         Rule("coverage_pragma", TAMPER, "excludes lines from coverage under a coverage gate"),
@@ -306,8 +307,10 @@ class _Scanner(ast.NodeVisitor):
         kinds = set(values)
         value = values[0] if len(kinds) == 1 else _NOT_CONSTANT
         if value is not _NOT_CONSTANT and bool(value) == EQ_DUNDERS[name]:
+            # an always-true ordering is how an Infinity sentinel works: a person decides
+            ordering = name not in ("__eq__", "__ne__", "__contains__")
             self.hit(
-                "constant_comparison",
+                "constant_ordering" if ordering else "constant_comparison",
                 item,
                 f"{name} -> {value!r}",
                 f"{name} always returns {value!r}, whatever it is compared with",

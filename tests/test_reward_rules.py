@@ -404,3 +404,9 @@ def test_vacuous_check_names_what_it_could_not_do(tmp_path) -> None:
         "status": "skipped",
         "message": "no acceptance test passed",
     }
+
+
+def test_an_always_greater_sentinel_is_evidence_not_tampering() -> None:
+    source = "class Infinity:\n    def __gt__(self, other):\n        return True\n"
+    (hit,) = scan_source("src/m.py", source)
+    assert (hit.code, hit.severity) == ("constant_ordering", "evidence")
