@@ -183,7 +183,7 @@ def static_checks(
                 )
             )
     unparsed = [h.path for h in hits if h.code == "reward_rules_not_run"]
-    status = "not_run" if unparsed and len(unparsed) == scanned else "ran"
+    status = "not_run" if unparsed and len(unparsed) == scanned else "ran" if scanned else "skipped"
     message = f"{scanned} changed Python file(s) checked"
     if unparsed:
         message += f"; could not parse {', '.join(unparsed)} (a person must look)"
