@@ -8,6 +8,7 @@ denial fails the verdict so the agent undoes it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import groupby
 from typing import Any
 
@@ -28,10 +29,17 @@ def contract_patterns(contract: Contract) -> tuple[Any, ...]:
     return patterns_from_contract(contract.checkpoints, extra)
 
 
-def diff_checkpoints(history: History, contract: Contract, patch: str) -> list[Reason]:
-    """Reasons for the verdict: ``checkpoint_pending`` / ``checkpoint_denied`` per request."""
+def diff_checkpoints(
+    history: History, contract: Contract, patch: str, extra: Sequence[Match] = ()
+) -> list[Reason]:
+    """Reasons for the verdict: ``checkpoint_pending`` / ``checkpoint_denied`` per request.
+
+    ``extra`` are matches found by other checks of the same diff (the reward rules' evidence);
+    they join the file's one request, so a person clears a file's findings together.
+    """
     patterns = contract_patterns(contract)
     matches: list[Match] = list(scan_diff(patch, patterns))  # paths of added/changed files too
+    matches += extra
     if not matches:
         return []
     reasons = []

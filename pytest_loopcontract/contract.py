@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .workspace import matches_any
+
 __all__ = [
     "DEFAULT_CONTRACT_NAME",
     "Boundaries",
@@ -24,6 +26,8 @@ __all__ = [
     "MeasuredGate",
     "Protect",
     "PytestSettings",
+    "TamperAllow",
+    "TamperSettings",
     "load_contract",
     "parse_contract",
     "parse_validated",
@@ -102,6 +106,26 @@ class Protect:
 
 
 @dataclass(frozen=True)
+class TamperAllow:
+    """One reward rule turned off for the paths matching ``paths``."""
+
+    rule: str
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TamperSettings:
+    """``tamper:``: reward-rule allowances and the vacuous-pass mutation run's bounds."""
+
+    allow: tuple[TamperAllow, ...] = ()
+    vacuous_enabled: bool = True
+    vacuous_timeout: float = 120.0
+
+    def allows(self, rule: str, path: str) -> bool:
+        return any(a.rule == rule and matches_any(path, a.paths) for a in self.allow)
+
+
+@dataclass(frozen=True)
 class Boundaries:
     """Where a candidate may write (``allow``; empty means anywhere) and may never (``deny``)."""
 
@@ -150,6 +174,7 @@ class Contract:
     stop_when: Mapping[str, Any] = field(default_factory=dict)
     checkpoints: Mapping[str, Any] = field(default_factory=dict)
     pytest: PytestSettings = PytestSettings()
+    tamper: TamperSettings = TamperSettings()
     judged: Mapping[str, Any] = field(default_factory=dict)
     bracket: Mapping[str, Any] = field(default_factory=dict)
     contest: Mapping[str, Any] = field(default_factory=dict)
@@ -273,6 +298,16 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         include_untracked=_strings(pytest_raw.get("include_untracked")),
         env={str(k): str(v) for k, v in dict(pytest_raw.get("env") or {}).items()},
     )
+    tamper_raw = doc.get("tamper") or {}
+    vacuous_raw = tamper_raw.get("vacuous_pass") or {}
+    tamper = TamperSettings(
+        allow=tuple(
+            TamperAllow(str(a["rule"]), _strings(a.get("paths")))
+            for a in tamper_raw.get("allow") or ()
+        ),
+        vacuous_enabled=bool(vacuous_raw.get("enabled", True)),
+        vacuous_timeout=float(vacuous_raw.get("timeout", 120)),
+    )
     return Contract(
         path=path,
         sha256=sha256,
@@ -290,6 +325,7 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         stop_when=dict(doc.get("stop_when") or {}),
         checkpoints=dict(doc.get("checkpoints") or {}),
         pytest=pytest_settings,
+        tamper=tamper,
         judged=dict(doc.get("judged") or {}),
         bracket=dict(doc.get("bracket") or {}),
         contest=dict(doc.get("contest") or {}),

@@ -59,6 +59,8 @@ class Evidence:
     test_env: Mapping[str, Any] | None = None
     unstable: Sequence[Mapping[str, str]] = ()
     reruns: Sequence[Mapping[str, Any]] = ()
+    # Whether each reward check ran: {id, status: ran | skipped | timed_out | not_run, message}
+    checks: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run_command_gate(
@@ -210,6 +212,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
         findings=evidence.findings,
         errors=evidence.errors,
         checkpoints=evidence.checkpoints,
+        checks=evidence.checks,
         tests=tests,
         baseline={
             "recorded": evidence.pass_to_pass is not None,

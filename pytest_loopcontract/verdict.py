@@ -156,6 +156,7 @@ def build_verdict(
     checkpoints: Sequence[Reason] = (),
     confinement: Mapping[str, Any] | None = None,
     reruns: Sequence[Mapping[str, Any]] = (),
+    checks: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """Assemble the verdict document in the shape ``schemas/verdict.schema.json`` fixes."""
     verdict, exit_code, reasons = decide(hard, measured, findings, errors, checkpoints)
@@ -187,6 +188,7 @@ def build_verdict(
         "tamper": {
             "detected": any(not f.allowed for f in findings),
             "findings": [f.to_json() for f in findings],
+            **({"checks": [dict(c) for c in checks]} if checks else {}),
         },
         "baseline": dict(baseline),
         "tests": [dict(t) for t in tests],

@@ -25,6 +25,7 @@ from .history import History
 from .progress import diff_hash, progress_key
 from .reruns import flaky_failures, rerun_pass_to_pass
 from .results import RunResults
+from .reward_checks import VacuousRunner, blob_reader, launcher_static_checks, vacuous_pass_check
 from .runner import PytestRun, RunSetup, prepare_run, run_pytest
 from .runtime_findings import leftover_findings, patch_findings, shadow_findings
 from .sandbox import PROCESS, SandboxUnavailable
@@ -298,7 +299,12 @@ def verify(
     ]
     findings += boundary_findings(crossing, contract.boundaries.allow, contract.boundaries.deny)
     findings += harness_findings(patch, allow, test_globs=[*globs, "test_*.py", "*_test.py"])
-    gate_checks = diff_checkpoints(history or History(root / STATE_DIR), contract, patch)
+    # Reward rules (reward_checks.py): tamper findings; evidence joins the diff's checkpoints.
+    reward = launcher_static_checks(root, baseline, contract, files, patch, findings)
+    findings += reward.findings
+    gate_checks = diff_checkpoints(
+        history or History(root / STATE_DIR), contract, patch, reward.evidence
+    )
 
     nonce = secrets.token_hex(16)
     scratch = make_scratch(tree_bytes=tree_size(root, tree))
@@ -355,6 +361,38 @@ def verify(
                 expected=expected,
                 allowed_plugins=baseline.plugins,
             )
+
+        # --- vacuous pass (reward_checks.py): passed acceptance tests re-run, mutated ---------
+        def prepare(dest: Path) -> None:
+            export_tree(root, tree, dest)
+            purge_bytecode(dest)
+            _restore_pins(root, dest, baseline, files, globs)
+            write_pinned(root, dest, included_pins(baseline))
+
+        def rerun(dest: Path, nodeids: Sequence[str], limit: float) -> PytestRun:
+            assert setup is not None  # skipped below when the run could not start
+            return run_pytest(
+                dest,
+                nonce=secrets.token_hex(16),
+                autoload=False,
+                plugins=baseline.plugins,
+                extra_args=[*contract.pytest.args, *nodeids],
+                timeout=limit,
+                testenv=setup.testenv,
+                confinement=setup.confinement,
+                egress=contract.egress_allow,
+            )
+
+        vacuous = vacuous_pass_check(
+            contract,
+            results,
+            VacuousRunner(
+                prepare=prepare, run=rerun, pinned_source=blob_reader(root, baseline.pins)
+            ),
+            skip_reason="the test run ended abnormally" if errors or run.results is None else "",
+        )
+        findings += vacuous.findings
+        # --- end vacuous pass ------------------------------------------------------------
         evidence = Evidence(
             trust="isolated",
             nonce=nonce,
@@ -379,6 +417,7 @@ def verify(
             test_env=setup.testenv.describe() if setup else None,
             unstable=list(baseline.extra.get("unstable") or ()),
             reruns=reruns,
+            checks=[*reward.checks, *vacuous.checks],
         )
         document = evaluate(contract, results, evidence)
         launcher_seconds = launcher_before + (time.monotonic() - t_after)

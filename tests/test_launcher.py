@@ -157,12 +157,13 @@ def test_verify_with_a_damaged_baseline_says_to_take_it_again(tmp_path: Path) ->
 
 
 # Candidate code that breaks pytest's own reporting when it is imported. It reaches the
-# internals in a way the diff scanner cannot see, so the only evidence is the crash itself.
+# internals in a way neither the diff scanner nor the reward rules can see (a computed module
+# name), so the only evidence is the crash itself.
 BREAKS_PYTEST = (
     """\
-import sys
+import importlib
 
-_reports = sys.modules["_pytest.reports"]
+_reports = importlib.import_module("_py" + "test.reports")
 _cls = getattr(_reports, "Test" + "Report")
 
 
