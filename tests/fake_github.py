@@ -3,7 +3,7 @@
 Why a server and not mocks: the action's modules talk to GitHub through PyGithub, urllib3
 retries and Link-header pagination. Only a real socket exercises those layers, so the fake is a
 ``ThreadingHTTPServer`` holding in-memory state, answering with JSON cut from the *recorded*
-responses in ``/work/shared/data/github`` (URLs rewritten to this server), and it can inject
+responses in ``tests/data/github`` (URLs rewritten to this server), and it can inject
 the faults GitHub produces (502s, secondary rate limits with ``Retry-After``, 404s).
 
 Usage::
@@ -89,7 +89,6 @@ import hashlib
 import io
 import json
 import logging
-import os
 import re
 import threading
 import time
@@ -105,6 +104,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import jsonschema
 import referencing
 import referencing.jsonschema
+from github_data import DATA, require
 
 __all__ = [
     "GITHUB_DATA",
@@ -119,7 +119,7 @@ __all__ = [
 
 log = logging.getLogger("loopcontract.fake_github")
 
-GITHUB_DATA = Path(os.environ.get("LOOP_CONTRACT_GITHUB_DATA", "/work/shared/data/github"))
+GITHUB_DATA = DATA
 REAL_API = "https://api.github.com"
 SECONDARY_RATE_LIMIT = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
@@ -196,7 +196,7 @@ def _templates(data_dir: Path) -> _Templates:
 
 def load_webhook(relpath: str, data_dir: Path = GITHUB_DATA) -> dict[str, Any]:
     """A deep copy of a recorded webhook payload, e.g. ``"workflow_run/completed.payload.json"``."""
-    return copy.deepcopy(_read_json(data_dir, f"webhooks/{relpath}"))
+    return copy.deepcopy(_read_json(require(data_dir), f"webhooks/{relpath}"))
 
 
 @cache
@@ -216,6 +216,7 @@ def validate_event(kind: str, payload: Mapping[str, Any], data_dir: Path = GITHU
     then read from ``payload["action"]``)."""
     event, _, action = kind.replace(".", "/").partition("/")
     action = action or str(payload.get("action", ""))
+    require(data_dir)
     path = data_dir / "webhook-schemas" / event / f"{action}.schema.json"
     schema = json.loads(path.read_text("utf-8"))
     validator = jsonschema.Draft7Validator(schema, registry=_schema_registry(data_dir))
@@ -423,7 +424,7 @@ class FakeGitHub:
     def __init__(
         self, *, bot_login: str = "github-actions[bot]", data_dir: Path = GITHUB_DATA
     ) -> None:
-        self._data_dir = data_dir
+        self._data_dir = require(data_dir)
         self._t = _templates(data_dir)
         self._lock = threading.RLock()
         self._clock = 0

@@ -48,7 +48,8 @@ import pytest
 from conftest import git
 from contest_project import make_project
 from fake_github import FakeGitHub
-from github_events import AVAILABLE, pull_request_event, validate_event
+from github_data import require as require_data
+from github_events import pull_request_event, validate_event
 
 from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
 
@@ -73,7 +74,11 @@ WRITES = {"POST", "PATCH", "PUT", "DELETE"}
 # Generous: a run installs the package in every job; assert behaviour, never time.
 TIMEOUT = 1800
 
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason="recorded GitHub data not found")
+
+
+@pytest.fixture(autouse=True)
+def _recorded_data() -> None:
+    require_data()  # skips without tests/data/github, fails under LOOP_CONTRACT_REQUIRE_TOOLS=1
 
 
 # --------------------------------------------------------------------------- tools
