@@ -75,6 +75,13 @@ refs/commits/trees/blobs; contents (GET, and PUT create/update: 409 on a stale `
 ``per_page`` (default 30, max 100) and ``page``, with a ``Link`` header
 (next/last/first/prev). Unknown endpoint: 404 ``{"message": "Not Found", ...}``.
 
+404s carry GitHub's own wording, which differs per endpoint (``{"message", "documentation_url",
+"status": "404"}``): contents at a ref that does not exist, "No commit found for the ref <ref>"
+(PyGithub 2.x raises a plain ``GithubException`` for it, not ``UnknownObjectException``); a
+missing file or git ref, "Not Found"; ``GET branches/<b>``, "Branch not found"; a contents PUT
+on a missing branch, "Branch <b> not found"; ``GET commits/<sha>`` of an unknown commit, 422
+"No commit found for SHA: <sha>".
+
 Module helpers: ``validate_event(kind, payload)`` validates a webhook payload against the
 recorded schema (``kind`` "workflow_run/completed", "pull_request/opened", ... or just the
 event name when ``payload["action"]`` says the action) resolving ``$ref`` into ``common/``;
@@ -365,7 +372,16 @@ class _Response:
 
 
 class _NotFound(Exception):
-    pass
+    """A 404; ``message`` is GitHub's wording for that endpoint (it varies, see the docstring)."""
+
+    def __init__(self, message: str = "Not Found") -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _not_found(message: str = "Not Found") -> dict[str, Any]:
+    """GitHub's 404 body: the message, the docs link and the status as a string, as it answers now."""
+    return {"message": message, "documentation_url": _DOCS, "status": "404"}
 
 
 class _Unprocessable(Exception):
@@ -378,7 +394,7 @@ def _default_fault_body(status: int) -> Any:
     if status == 403:
         return {"message": SECONDARY_RATE_LIMIT, "documentation_url": _DOCS}
     if status == 404:
-        return {"message": "Not Found", "documentation_url": _DOCS}
+        return _not_found()
     if status >= 500:
         return {"message": "Server Error"}
     return {"message": f"fault {status}"}
@@ -1271,7 +1287,7 @@ class FakeGitHub:
                 artifact = self._repos[match[1]].artifacts.get(int(match[2]))
                 if artifact is not None:
                     return _Response(200, artifact.data, {"Content-Type": "application/zip"})
-        return _Response(404, {"message": "Not Found", "documentation_url": _DOCS})
+        return _Response(404, _not_found())
 
     # ---------------------------------------------------------------- routing
 
@@ -1339,14 +1355,16 @@ class FakeGitHub:
                             raise _NotFound
                         args["repo"] = self._repos[args["repo"]]
                     return handler(params=params, body=body, login=login, **args)
-            except (_NotFound, KeyError):
-                return _Response(404, {"message": "Not Found", "documentation_url": _DOCS})
+            except _NotFound as exc:
+                return _Response(404, _not_found(exc.message))
+            except KeyError:
+                return _Response(404, _not_found())
             except _Unprocessable as exc:
                 return _Response(422, {"message": exc.message, "documentation_url": _DOCS})
         log.warning("fake github: no endpoint for %s %s", method, path)
         with self._lock:
             self.unknown.append((method, path))
-        return _Response(404, {"message": "Not Found", "documentation_url": _DOCS})
+        return _Response(404, _not_found())
 
     def _paginate(self, path: str, params: dict[str, str], items: list[Any]) -> _Response:
         per_page = max(1, min(100, int(params.get("per_page", 30))))
@@ -1669,7 +1687,7 @@ class FakeGitHub:
         ref = params.get("ref") or repo.default_branch
         commit = repo.refs.get(f"refs/heads/{ref}") or repo.refs.get(f"refs/{ref}") or ref
         if commit not in repo.commits:
-            raise _NotFound
+            raise _NotFound(f"No commit found for the ref {ref}")  # GitHub's words, not "Not Found"
         api = f"{REAL_API}/repos/{repo.full_name}"
         path = path.strip("/")
         flat = self._flatten(repo, repo.commits[commit]["tree"])
@@ -1715,9 +1733,7 @@ class FakeGitHub:
         branch = body.get("branch") or repo.default_branch
         head = repo.refs.get(f"refs/heads/{branch}")
         if head is None:
-            return _Response(
-                404, {"message": f"Branch {branch} not found", "documentation_url": _DOCS}
-            )
+            return _Response(404, _not_found(f"Branch {branch} not found"))
         content = body.get("content")
         if not isinstance(content, str) or not isinstance(body.get("message"), str):
             raise _Unprocessable("Invalid request: content and message are required")
@@ -1755,7 +1771,7 @@ class FakeGitHub:
     def _get_branch(self, *, repo: _Repo, branch: str, **_: Any) -> _Response:
         sha = repo.refs.get(f"refs/heads/{branch}")
         if sha is None:
-            return _Response(404, {"message": "Branch not found", "documentation_url": _DOCS})
+            return _Response(404, _not_found("Branch not found"))
         api = f"{REAL_API}/repos/{repo.full_name}"
         return _Response(
             200,

@@ -54,7 +54,8 @@ def test_requires_authorization(gh: FakeGitHub) -> None:
 def test_unknown_endpoint_is_a_logged_github_404(gh: FakeGitHub) -> None:
     answer = requests.get(f"{gh.base_url}/repos/octo/demo/nonsense", headers=AUTH, timeout=10)
     assert answer.status_code == 404
-    assert set(answer.json()) == {"message", "documentation_url"}
+    assert set(answer.json()) == {"message", "documentation_url", "status"}
+    assert answer.json()["status"] == "404"  # GitHub's error bodies carry the status as a string
     assert gh.unknown == [("GET", "/repos/octo/demo/nonsense")]
 
 

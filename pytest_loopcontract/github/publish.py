@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from github.GithubException import GithubException, UnknownObjectException
+from github.GithubException import GithubException
 from github.Repository import Repository
 
 from ..contest.bracket import Entrant, run_bracket
@@ -52,6 +52,7 @@ from ..contract import Contract
 from ..evaluate import utc_now
 from .artifacts import ArtifactCheck, check_artifacts, verdict_problems
 from .comments import upsert_sticky_comment
+from .missing import is_missing
 from .pulls import CandidatePR, list_candidates
 from .statuses import StatusDecision, set_winner_statuses
 
@@ -454,7 +455,9 @@ def _read_state(repo: Repository, contract_id: str) -> tuple[dict[str, Any] | No
     """The state and its blob sha (None: no file yet), in one request."""
     try:
         content = repo.get_contents(state_path(contract_id), ref=DATA_BRANCH)
-    except UnknownObjectException:
+    except GithubException as exc:
+        if not is_missing(exc):  # 404 "No commit found for the ref ..." is not Unknown...
+            raise
         return None, None
     if isinstance(content, list):
         return None, None
