@@ -39,8 +39,11 @@ State helpers (``repo="owner/name"`` keyword on each; default: the first repo ad
 * git data: ``commit_files(branch, files, message="seed") -> str`` commits files on a branch
   (created if missing, orphan); ``branch_sha(branch) -> str | None``;
   ``branch_files(branch) -> dict[str, bytes]`` (every file on the branch, paths with "/").
+* ``add_commit_at(sha, files, *, base=None)``: a candidate's head commit (any SHA) readable
+  through the contents API; ``set_pull_files(number, {path: patch})``.
 * artifacts: ``add_workflow_run(run_id, *, head_sha, head_branch, event="pull_request",
-  conclusion="success", head_owner=None) -> None``; ``add_artifact(run_id, name, files,
+  conclusion="success", head_owner=None, path=".github/workflows/loop-contract-verify.yml",
+  name="loop-contract verify") -> None``; ``add_artifact(run_id, name, files,
   *, expired=False) -> int`` (``files: dict[str, bytes]`` zipped); ``add_artifact_zip(run_id,
   name, data) -> int`` (raw bytes, for hostile zips). ``artifact_redirect`` (default True):
   the ``/zip`` endpoint answers 302 to an unauthenticated download URL on this server; False
@@ -67,8 +70,10 @@ Observation and faults:
   so it may itself call the server) when the next matching request arrives, before it is
   handled: the way to stage a deterministic race.
 
-Endpoints: repos; branches/{b}; pulls (list with state/head/base, paginated), pull, commit
-pulls, commit; issue; issue comments (list paginated, create, get, edit, delete); statuses
+Endpoints: repos; branches/{b}; pulls (list with state/head/base, paginated), pull, pull files
+(paginated; ``set_pull_files``), commit pulls, commit; ``GET /user`` (403 "Resource not
+accessible by integration" for the bot's installation token, like GitHub); issue; issue
+comments (list paginated, create, get, edit, delete); statuses
 (create, list, combined); reviews (paginated); collaborator permission; users; git
 refs/commits/trees/blobs; contents (GET, and PUT create/update: 409 on a stale ``sha``, 404
 "Branch ... not found"); actions runs, run artifacts, artifact, artifact zip. Pagination:
@@ -311,6 +316,8 @@ class _Run:
     event: str
     conclusion: str
     head_owner: str | None
+    path: str = ".github/workflows/loop-contract-verify.yml"
+    name: str = "loop-contract verify"
 
 
 @dataclass
@@ -339,6 +346,7 @@ class _Repo:
     commits: dict[str, dict[str, Any]] = field(default_factory=dict)
     runs: dict[int, _Run] = field(default_factory=dict)
     artifacts: dict[int, _Artifact] = field(default_factory=dict)
+    pull_files: dict[int, dict[str, str | None]] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:
@@ -380,7 +388,7 @@ class _NotFound(Exception):
 
 
 def _not_found(message: str = "Not Found") -> dict[str, Any]:
-    """GitHub's 404 body: the message, the docs link and the status as a string, as it answers now."""
+    """GitHub's 404 body: the message, the docs link and the status as a string."""
     return {"message": message, "documentation_url": _DOCS, "status": "404"}
 
 
@@ -660,12 +668,52 @@ class FakeGitHub:
         event: str = "pull_request",
         conclusion: str = "success",
         head_owner: str | None = None,
+        path: str = ".github/workflows/loop-contract-verify.yml",
+        name: str = "loop-contract verify",
         repo: str | None = None,
     ) -> None:
+        """A workflow run; ``path`` is the workflow file that ran (GitHub's
+        ``workflow_run.path``), ``name`` its ``name:``, which any workflow can copy."""
         with self._lock:
             self._repo(repo).runs[run_id] = _Run(
-                run_id, head_sha, head_branch, event, conclusion, head_owner
+                run_id, head_sha, head_branch, event, conclusion, head_owner, path, name
             )
+
+    def add_commit_at(
+        self,
+        sha: str,
+        files: Mapping[str, bytes],
+        *,
+        base: str | None = None,
+        repo: str | None = None,
+    ) -> None:
+        """Make commit ``sha`` (a candidate's real head, from a local git repository) readable
+        through the contents API: the files of branch ``base`` (default: the default branch)
+        with ``files`` on top."""
+        with self._lock:
+            r = self._repo(repo)
+            parent = r.refs.get(f"refs/heads/{base or r.default_branch}")
+            flat = self._flatten(r, r.commits[parent]["tree"]) if parent else {}
+            for path, content in files.items():
+                r.blobs[_blob_sha(content)] = content
+                flat[path] = ("100644", _blob_sha(content))
+            tree = self._store_tree(r, flat)
+            r.commits[sha] = {
+                "tree": tree,
+                "parents": [parent] if parent else [],
+                "message": "candidate",
+                "author": {"name": "fake", "email": "fake@example.invalid", "date": self._now()},
+                "committer": {"name": "fake", "email": "fake@example.invalid", "date": self._now()},
+            }
+
+    def set_pull_files(
+        self, number: int, files: Mapping[str, str | None], *, repo: str | None = None
+    ) -> None:
+        """What ``GET /pulls/{n}/files`` lists: ``path -> patch`` (the unified-diff hunks GitHub
+        puts in ``patch``; None for a file GitHub gives no patch for, e.g. a binary one).
+        ``"old -> new"`` as the path records a rename."""
+        with self._lock:
+            self._repo(repo).pull_files[number] = dict(files)
 
     def add_artifact_zip(
         self,
@@ -831,6 +879,8 @@ class FakeGitHub:
                 holder["repository"].update(id=r.id, name=r.name)
             wr.update(
                 id=run.id,
+                path=run.path,
+                name=run.name,
                 head_sha=run.head_sha,
                 head_branch=run.head_branch,
                 event=run.event,
@@ -1148,6 +1198,8 @@ class FakeGitHub:
         out = _rewrite(out, old, r.full_name)
         out.update(
             id=run.id,
+            path=run.path,
+            name=run.name,
             head_sha=run.head_sha,
             head_branch=run.head_branch,
             event=run.event,
@@ -1292,11 +1344,13 @@ class FakeGitHub:
     # ---------------------------------------------------------------- routing
 
     _ROUTES: tuple[tuple[str, str, str], ...] = (
+        ("GET", r"/user", "_get_me"),
         ("GET", r"/users/(?P<user>[^/]+)", "_get_user"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)", "_get_repo"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls", "_list_pulls"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)", "_get_pull"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/reviews", "_list_reviews"),
+        ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/files", "_list_pull_files"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)", "_get_issue"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)/comments", "_list_comments"),
         ("POST", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)/comments", "_create_comment"),
@@ -1394,6 +1448,14 @@ class FakeGitHub:
             raise _NotFound
         return _Response(200, self._user_json(user))
 
+    def _get_me(self, *, login: str, **_: Any) -> _Response:
+        # An installation token (GITHUB_TOKEN) may not read /user: GitHub answers 403.
+        if login == self.bot_login:
+            return _Response(
+                403, {"message": "Resource not accessible by integration", "status": "403"}
+            )
+        return _Response(200, self._user_json(login))
+
     def _get_repo(self, *, repo: _Repo, **_: Any) -> _Response:
         return _Response(200, self._repo_json(repo))
 
@@ -1441,6 +1503,34 @@ class FakeGitHub:
             raise _NotFound
         items = [self._review_json(repo, int(n), v) for v in repo.reviews.get(int(n), [])]
         return self._paginate(f"/repos/{repo.full_name}/pulls/{n}/reviews", params, items)
+
+    def _list_pull_files(
+        self, *, repo: _Repo, n: str, params: dict[str, str], **_: Any
+    ) -> _Response:
+        pull = repo.pulls[int(n)]
+        api = f"{REAL_API}/repos/{repo.full_name}"
+        items = []
+        for key, patch in sorted(repo.pull_files.get(int(n), {}).items()):
+            old, arrow, name = key.partition(" -> ")
+            name = name if arrow else old
+            lines = (patch or "").splitlines()
+            item: dict[str, Any] = {
+                "sha": _blob_sha((patch or name).encode()),
+                "filename": name,
+                "status": "renamed" if arrow else "modified",
+                "additions": sum(line.startswith("+") for line in lines),
+                "deletions": sum(line.startswith("-") for line in lines),
+                "changes": sum(line[:1] in "+-" for line in lines if line),
+                "blob_url": f"https://github.com/{repo.full_name}/blob/{pull.head_sha}/{name}",
+                "raw_url": f"https://github.com/{repo.full_name}/raw/{pull.head_sha}/{name}",
+                "contents_url": f"{api}/contents/{name}?ref={pull.head_sha}",
+            }
+            if patch is not None:
+                item["patch"] = patch
+            if arrow:
+                item["previous_filename"] = old
+            items.append(item)
+        return self._paginate(f"/repos/{repo.full_name}/pulls/{n}/files", params, items)
 
     def _get_issue(self, *, repo: _Repo, n: str, **_: Any) -> _Response:
         return _Response(200, self._issue_json(repo, repo.pulls[int(n)]))

@@ -20,15 +20,12 @@ changed and only reads when nothing did.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from github.GithubException import GithubException
 from github.Repository import Repository
 
 from ..contest.bracket import Entrant, run_bracket
@@ -52,7 +49,7 @@ from ..contract import Contract
 from ..evaluate import utc_now
 from .artifacts import ArtifactCheck, check_artifacts, verdict_problems
 from .comments import upsert_sticky_comment
-from .missing import is_missing
+from .contest_state import DATA_BRANCH, read_state, read_state_and_sha, state_path, write_state
 from .pulls import CandidatePR, list_candidates
 from .statuses import StatusDecision, set_winner_statuses
 
@@ -68,7 +65,6 @@ __all__ = [
 
 log = logging.getLogger("loopcontract.github")
 
-DATA_BRANCH = "loop-contract-data"
 COMMENT_LIMIT = 60_000
 SUMMARY_CHARS = 900_000
 STATE_DIFF_CHARS = 200_000
@@ -86,10 +82,6 @@ class PublishOutcome:
     statuses: Sequence[str]
     winner_pr: int | None
     summary: str
-
-
-def state_path(contract_id: str) -> str:
-    return f"loop-contract/{contract_id}/state.json"
 
 
 def publish(
@@ -116,7 +108,7 @@ def publish(
         log.info(
             "no open pull request is a candidate of contest %s: nothing to publish", contract.id
         )
-    state, state_sha = _read_state(repo, contract.id)
+    state, state_sha = read_state_and_sha(repo, contract.id)
     verified: dict[str, Any] = dict(state.get("verified") or {}) if state else {}
     own = [c for c in candidates if run_head_sha is None or c.head_sha == run_head_sha]
     checks = check_artifacts(artifacts, expected={c.number: c.head_sha for c in own})
@@ -441,77 +433,3 @@ def _pulls(entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         }
         for e in entries
     }
-
-
-def read_state(repo: Repository, contract_id: str) -> dict[str, Any] | None:
-    """The last published state of a contest from the data branch, or None."""
-    return _read_state(repo, contract_id)[0]
-
-
-_UNKNOWN = "unknown"
-
-
-def _read_state(repo: Repository, contract_id: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The state and its blob sha (None: no file yet), in one request."""
-    try:
-        content = repo.get_contents(state_path(contract_id), ref=DATA_BRANCH)
-    except GithubException as exc:
-        if not is_missing(exc):  # 404 "No commit found for the ref ..." is not Unknown...
-            raise
-        return None, None
-    if isinstance(content, list):
-        return None, None
-    try:
-        document = json.loads(content.decoded_content)
-    except ValueError:
-        log.warning("the state file on %s is not JSON: ignored", DATA_BRANCH)
-        return None, content.sha
-    return (document if isinstance(document, dict) else None), content.sha
-
-
-def write_state(
-    repo: Repository,
-    contract_id: str,
-    state: Mapping[str, Any],
-    *,
-    known_sha: str | None = _UNKNOWN,
-) -> None:
-    """Write the state file on the data branch (created from the default branch if missing).
-
-    ``known_sha``: the file's blob sha as just read (None: no file), which saves a read; a
-    conflict (someone wrote in between) re-reads and retries.
-    """
-    path = state_path(contract_id)
-    text = json.dumps(state, indent=1, sort_keys=True) + "\n"
-    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-    message = f"loop-contract: state of contest {contract_id} ({digest})"
-    sha = known_sha
-    for _ in range(3):
-        try:
-            if sha == _UNKNOWN:
-                sha = _read_state(repo, contract_id)[1]
-            if sha is None:
-                repo.create_file(path, message, text, branch=DATA_BRANCH)
-            else:
-                repo.update_file(path, message, text, sha, branch=DATA_BRANCH)
-            return
-        except GithubException as exc:
-            if exc.status == 404 or (exc.status == 422 and "branch" in str(exc.data).lower()):
-                _create_data_branch(repo)
-                sha = _UNKNOWN
-                continue
-            if exc.status in (409, 422):
-                log.info("state file changed under us (%s); retrying", exc.status)
-                sha = _UNKNOWN
-                continue
-            raise
-    raise RuntimeError(f"could not write {path} on {DATA_BRANCH} after 3 attempts")
-
-
-def _create_data_branch(repo: Repository) -> None:
-    base = repo.get_branch(repo.default_branch)
-    try:
-        repo.create_git_ref(f"refs/heads/{DATA_BRANCH}", base.commit.sha)
-    except GithubException as exc:
-        if exc.status != 422:  # already exists: a concurrent run made it
-            raise
