@@ -206,16 +206,19 @@ class WorkflowCheck:
                 f"{self.path!r} (a workflow is trusted by its path, never by its name)"
             )
         if self._default is None:
-            self._default = self._read(self._repo.default_branch)
+            self._default = self._read(None)  # no ref: the default branch, without asking its name
             if self._default is None:
                 return f"{self.path} does not exist on the default branch"
         if self._read(run.head_sha) != self._default:
             return f"{self.path} at {run.head_sha[:12]} differs from the default branch's copy"
         return None
 
-    def _read(self, ref: str) -> bytes | None:
+    def _read(self, ref: str | None) -> bytes | None:
         try:
-            content = self._repo.get_contents(self.path, ref=ref)
+            if ref is None:
+                content = self._repo.get_contents(self.path)
+            else:
+                content = self._repo.get_contents(self.path, ref=ref)
         except GithubException as exc:
             if not is_missing(exc):
                 raise
