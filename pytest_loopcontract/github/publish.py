@@ -11,10 +11,13 @@ code. Everything that came from the candidates is data:
 * the judges (commands from the default branch's contract) get the diffs inside scrubbed
   packets, exactly as in a local contest, and run in empty folders.
 
-Then the same pure matrix and bracket decide, one sticky comment per pull request carries the
-report, and the commit status ``loop-contract/winner`` marks the proposed winner. Requests: two
-to list the repository's candidates, at most three per candidate (find the comment, write it,
-set the status) and two for the state file on the data branch, so ``4 + 3N`` when something
+Which verification stands for each candidate, and whether the run deserves trust at all, is
+decided by :mod:`.verification` and :mod:`.trust`. Then the same pure matrix and bracket decide,
+one sticky comment per pull request carries the report, and the commit status
+``loop-contract/winner`` is ``pending`` on the proposed winner (only the gate sets ``success``).
+Requests for the publish of one run: the pull list, the state read and write, the verify
+workflow at the head and on the default branch, the run's pull request's files, and at most
+three per candidate (find the comment, write it, set the status): ``6 + 3N`` when something
 changed and only reads when nothing did.
 """
 
