@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GIT_ENV
+from conftest import GIT_ENV, run_cli
 from fake_github import FakeGitHub
 from github_field import make_field, run_publish, server, verify_run
 
@@ -337,3 +337,31 @@ def test_contract_logins() -> None:
     assert contract_logins(contract) == {
         "alpha", "alpha-gh", "beta", "beta-gh", "beta-app[bot]", "gamma",
     }  # fmt: skip
+
+
+def test_publish_without_a_verify_run_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a ``workflow_run`` event there is no run to check: the CLI publishes nothing
+    (it used to read every artifact in the folder as if a trusted run had written them)."""
+    load_contract_text("", tmp_path)
+    event = tmp_path / "event.json"
+    with FakeGitHub() as gh:
+        gh.add_repo("octo", "calc")
+        for name, payload in (
+            ("dispatch", {"inputs": {}}),
+            ("pull_request", {"pull_request": {"number": 11}}),
+        ):
+            event.write_text(json.dumps(payload), "utf-8")
+            env = {
+                "GITHUB_REPOSITORY": "octo/calc",
+                "GITHUB_API_URL": gh.base_url,
+                "GITHUB_EVENT_PATH": str(event),
+                "LOOP_CONTRACT_TOKEN": "t",
+            }
+            for key, value in env.items():
+                monkeypatch.setenv(key, value)
+            result = run_cli(tmp_path, "github", "publish", "--artifacts", str(tmp_path))
+            assert result.returncode == 2, (name, result.stderr)
+            assert "workflow_run event of a verify run" in result.stderr
+        assert gh.requests == []
