@@ -295,7 +295,9 @@ def test_participants_never_approve(field: dict[str, Any], tmp_path: Path) -> No
     good = field["heads"]["good"]
     with server(field) as gh:
         publish_good(gh, field, tmp_path)
-        for login in ("slow-bot", "alpha-account", "token-owner"):
+        # a seat whose pull request opened after the last publish is not in the state yet
+        gh.add_pull(15, "loop-contract/calc/late", "e" * 40, "late-bot")
+        for login in ("slow-bot", "alpha-account", "token-owner", "late-bot"):
             writer(gh, login)
             gh.add_review(11, login, "APPROVED", good)
         # the action's token belongs to a person (a PAT), who is then also the comment author
@@ -310,7 +312,7 @@ def test_participants_never_approve(field: dict[str, Any], tmp_path: Path) -> No
         assert approved.decision == "approve" and approved.by == "outsider"
         state = json.loads(gh.branch_files(DATA_BRANCH)[state_path("calc")])
         ignored = {i["login"]: i["why"] for i in state["gate"]["ignored"]}
-        participants = ("slow-bot", "alpha-account", "token-owner")
+        participants = ("slow-bot", "alpha-account", "token-owner", "late-bot")
         assert ignored == dict.fromkeys(participants, "seat account")
 
 
@@ -365,3 +367,24 @@ def test_publish_without_a_verify_run_refuses(
             assert result.returncode == 2, (name, result.stderr)
             assert "workflow_run event of a verify run" in result.stderr
         assert gh.requests == []
+
+
+def test_a_later_publish_keeps_the_approval_of_the_same_head(
+    field: dict[str, Any], tmp_path: Path
+) -> None:
+    """Another candidate's run publishes after the approval: the winner and its head are the
+    same, so the person's decision stands and the status stays green; publish never writes
+    the winner's status then."""
+    good = field["heads"]["good"]
+    with server(field) as gh:
+        publish_good(gh, field, tmp_path / "a")
+        writer(gh, "maint")
+        gh.add_review(11, "maint", "APPROVED", good)
+        assert decide(gh).decision == "approve"
+        later = run_publish(gh, field, tmp_path / "b", run=verify_run(field["heads"]["slow"], 12))
+        assert later.result["decision"]["by"] == "maint"
+        assert later.result["status"] == "decided"
+        assert status(gh, good) == "success"
+        assert status(gh, field["heads"]["slow"]) == "failure"
+        state = json.loads(gh.branch_files(DATA_BRANCH)[state_path("calc")])
+        assert state["result"]["decision"]["by"] == "maint" and state["gate"]["by"] == "maint"
