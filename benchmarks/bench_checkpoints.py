@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         shlex.split(command)
     patterns = default_patterns()
     variants: dict[str, Callable[[str], object]] = {
-        SCAN: lambda c: scan_command(c, patterns, workspace="/work/ws"),
+        SCAN: lambda c: scan_command(c, patterns, workspace="/srv/ws"),
         SPLIT: split_command,
         ANCHOR: shlex.split,
     }
@@ -181,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     hits: collections.Counter[str] = collections.Counter()
     flagged = 0
     for command in commands:
-        found = {m.pattern_id for m in scan_command(command, patterns, workspace="/work/ws")}
+        found = {m.pattern_id for m in scan_command(command, patterns, workspace="/srv/ws")}
         hits.update(found)
         flagged += bool(found)
 

@@ -701,7 +701,14 @@ def cmd_github(args: argparse.Namespace) -> int:
         import tempfile
 
         from .github.publish import publish
+        from .github.trust import VerifyRun
 
+        run = VerifyRun.from_event(env.event())
+        if run is None:
+            # Without the workflow_run event there is no run to check, and artifacts must
+            # never be taken on trust: refuse instead of publishing them.
+            _err("github publish needs the workflow_run event of a verify run")
+            return EXIT_USAGE
         with tempfile.TemporaryDirectory(prefix="loopcontract-publish-") as work:
             outcome = publish(
                 repo,
@@ -710,7 +717,7 @@ def cmd_github(args: argparse.Namespace) -> int:
                 workdir=Path(work),
                 bot_login=env.bot_login,
                 run_id=env.run_id,
-                run_head_sha=(env.event().get("workflow_run") or {}).get("head_sha"),
+                run=run,
             )
         env.add_summary(outcome.summary)
         env.set_output("winner", str(outcome.result.get("winner") or ""))
@@ -725,10 +732,13 @@ def cmd_github(args: argparse.Namespace) -> int:
 
     event = env.event()
     number = (event.get("pull_request") or {}).get("number") if args.pr is None else args.pr
+    from .github.participants import contract_logins
+
     result = gate(
         repo,
         contract_id=contract.id,
         bot_login=env.bot_login,
+        seat_logins=contract_logins(contract),
         pr_number=int(number) if isinstance(number, int) else None,
     )
     env.set_output("decision", result.decision)

@@ -179,6 +179,7 @@ class Contract:
     bracket: Mapping[str, Any] = field(default_factory=dict)
     contest: Mapping[str, Any] = field(default_factory=dict)
     seats: tuple[Mapping[str, Any], ...] = ()
+    github: Mapping[str, Any] = field(default_factory=dict)
     egress_allow: tuple[str, ...] | None = None
     isolation: str = "auto"
     on_item_done: tuple[str, ...] = ()
@@ -330,6 +331,7 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         bracket=dict(doc.get("bracket") or {}),
         contest=dict(doc.get("contest") or {}),
         seats=tuple(dict(s) for s in doc.get("seats") or ()),
+        github=dict(doc.get("github") or {}),
         egress_allow=_strings(doc["egress"].get("allow")) if "egress" in doc else None,
         isolation=str(doc.get("isolation", "auto")),
         on_item_done=_strings(doc.get("on_item_done")),

@@ -26,6 +26,18 @@ GIT_ENV = {
 }
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under CI (``LOOP_CONTRACT_REQUIRE_TOOLS=1``) a missing ``tests/data/github`` stops the
+    run at once: the GitHub tests must never pass by skipping."""
+    import os
+
+    from github_data import DATA, missing
+
+    absent = missing()
+    if absent and os.environ.get("LOOP_CONTRACT_REQUIRE_TOOLS") == "1":
+        raise pytest.UsageError(f"recorded GitHub data missing under {DATA}: {', '.join(absent)}")
+
+
 def git(cwd: Path, *args: str) -> str:
     import os
 

@@ -3,7 +3,7 @@
 Why a server and not mocks: the action's modules talk to GitHub through PyGithub, urllib3
 retries and Link-header pagination. Only a real socket exercises those layers, so the fake is a
 ``ThreadingHTTPServer`` holding in-memory state, answering with JSON cut from the *recorded*
-responses in ``/work/shared/data/github`` (URLs rewritten to this server), and it can inject
+responses in ``tests/data/github`` (URLs rewritten to this server), and it can inject
 the faults GitHub produces (502s, secondary rate limits with ``Retry-After``, 404s).
 
 Usage::
@@ -39,8 +39,11 @@ State helpers (``repo="owner/name"`` keyword on each; default: the first repo ad
 * git data: ``commit_files(branch, files, message="seed") -> str`` commits files on a branch
   (created if missing, orphan); ``branch_sha(branch) -> str | None``;
   ``branch_files(branch) -> dict[str, bytes]`` (every file on the branch, paths with "/").
+* ``add_commit_at(sha, files, *, base=None)``: a candidate's head commit (any SHA) readable
+  through the contents API; ``set_pull_files(number, {path: patch})``.
 * artifacts: ``add_workflow_run(run_id, *, head_sha, head_branch, event="pull_request",
-  conclusion="success", head_owner=None) -> None``; ``add_artifact(run_id, name, files,
+  conclusion="success", head_owner=None, path=".github/workflows/loop-contract-verify.yml",
+  name="loop-contract verify") -> None``; ``add_artifact(run_id, name, files,
   *, expired=False) -> int`` (``files: dict[str, bytes]`` zipped); ``add_artifact_zip(run_id,
   name, data) -> int`` (raw bytes, for hostile zips). ``artifact_redirect`` (default True):
   the ``/zip`` endpoint answers 302 to an unauthenticated download URL on this server; False
@@ -67,13 +70,22 @@ Observation and faults:
   so it may itself call the server) when the next matching request arrives, before it is
   handled: the way to stage a deterministic race.
 
-Endpoints: repos; branches/{b}; pulls (list with state/head/base, paginated), pull, commit
-pulls, commit; issue; issue comments (list paginated, create, get, edit, delete); statuses
+Endpoints: repos; branches/{b}; pulls (list with state/head/base, paginated), pull, pull files
+(paginated; ``set_pull_files``), commit pulls, commit; ``GET /user`` (403 "Resource not
+accessible by integration" for the bot's installation token, like GitHub); issue; issue
+comments (list paginated, create, get, edit, delete); statuses
 (create, list, combined); reviews (paginated); collaborator permission; users; git
 refs/commits/trees/blobs; contents (GET, and PUT create/update: 409 on a stale ``sha``, 404
 "Branch ... not found"); actions runs, run artifacts, artifact, artifact zip. Pagination:
 ``per_page`` (default 30, max 100) and ``page``, with a ``Link`` header
 (next/last/first/prev). Unknown endpoint: 404 ``{"message": "Not Found", ...}``.
+
+404s carry GitHub's own wording, which differs per endpoint (``{"message", "documentation_url",
+"status": "404"}``): contents at a ref that does not exist, "No commit found for the ref <ref>"
+(PyGithub 2.x raises a plain ``GithubException`` for it, not ``UnknownObjectException``); a
+missing file or git ref, "Not Found"; ``GET branches/<b>``, "Branch not found"; a contents PUT
+on a missing branch, "Branch <b> not found"; ``GET commits/<sha>`` of an unknown commit, 422
+"No commit found for SHA: <sha>".
 
 Module helpers: ``validate_event(kind, payload)`` validates a webhook payload against the
 recorded schema (``kind`` "workflow_run/completed", "pull_request/opened", ... or just the
@@ -89,7 +101,6 @@ import hashlib
 import io
 import json
 import logging
-import os
 import re
 import threading
 import time
@@ -105,6 +116,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import jsonschema
 import referencing
 import referencing.jsonschema
+from github_data import DATA, require
 
 __all__ = [
     "GITHUB_DATA",
@@ -119,7 +131,7 @@ __all__ = [
 
 log = logging.getLogger("loopcontract.fake_github")
 
-GITHUB_DATA = Path(os.environ.get("LOOP_CONTRACT_GITHUB_DATA", "/work/shared/data/github"))
+GITHUB_DATA = DATA
 REAL_API = "https://api.github.com"
 SECONDARY_RATE_LIMIT = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
@@ -196,7 +208,7 @@ def _templates(data_dir: Path) -> _Templates:
 
 def load_webhook(relpath: str, data_dir: Path = GITHUB_DATA) -> dict[str, Any]:
     """A deep copy of a recorded webhook payload, e.g. ``"workflow_run/completed.payload.json"``."""
-    return copy.deepcopy(_read_json(data_dir, f"webhooks/{relpath}"))
+    return copy.deepcopy(_read_json(require(data_dir), f"webhooks/{relpath}"))
 
 
 @cache
@@ -216,6 +228,7 @@ def validate_event(kind: str, payload: Mapping[str, Any], data_dir: Path = GITHU
     then read from ``payload["action"]``)."""
     event, _, action = kind.replace(".", "/").partition("/")
     action = action or str(payload.get("action", ""))
+    require(data_dir)
     path = data_dir / "webhook-schemas" / event / f"{action}.schema.json"
     schema = json.loads(path.read_text("utf-8"))
     validator = jsonschema.Draft7Validator(schema, registry=_schema_registry(data_dir))
@@ -303,6 +316,8 @@ class _Run:
     event: str
     conclusion: str
     head_owner: str | None
+    path: str = ".github/workflows/loop-contract-verify.yml"
+    name: str = "loop-contract verify"
 
 
 @dataclass
@@ -331,6 +346,7 @@ class _Repo:
     commits: dict[str, dict[str, Any]] = field(default_factory=dict)
     runs: dict[int, _Run] = field(default_factory=dict)
     artifacts: dict[int, _Artifact] = field(default_factory=dict)
+    pull_files: dict[int, dict[str, str | None]] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:
@@ -364,7 +380,16 @@ class _Response:
 
 
 class _NotFound(Exception):
-    pass
+    """A 404; ``message`` is GitHub's wording for that endpoint (it varies, see the docstring)."""
+
+    def __init__(self, message: str = "Not Found") -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _not_found(message: str = "Not Found") -> dict[str, Any]:
+    """GitHub's 404 body: the message, the docs link and the status as a string."""
+    return {"message": message, "documentation_url": _DOCS, "status": "404"}
 
 
 class _Unprocessable(Exception):
@@ -377,7 +402,7 @@ def _default_fault_body(status: int) -> Any:
     if status == 403:
         return {"message": SECONDARY_RATE_LIMIT, "documentation_url": _DOCS}
     if status == 404:
-        return {"message": "Not Found", "documentation_url": _DOCS}
+        return _not_found()
     if status >= 500:
         return {"message": "Server Error"}
     return {"message": f"fault {status}"}
@@ -423,7 +448,7 @@ class FakeGitHub:
     def __init__(
         self, *, bot_login: str = "github-actions[bot]", data_dir: Path = GITHUB_DATA
     ) -> None:
-        self._data_dir = data_dir
+        self._data_dir = require(data_dir)
         self._t = _templates(data_dir)
         self._lock = threading.RLock()
         self._clock = 0
@@ -643,12 +668,52 @@ class FakeGitHub:
         event: str = "pull_request",
         conclusion: str = "success",
         head_owner: str | None = None,
+        path: str = ".github/workflows/loop-contract-verify.yml",
+        name: str = "loop-contract verify",
         repo: str | None = None,
     ) -> None:
+        """A workflow run; ``path`` is the workflow file that ran (GitHub's
+        ``workflow_run.path``), ``name`` its ``name:``, which any workflow can copy."""
         with self._lock:
             self._repo(repo).runs[run_id] = _Run(
-                run_id, head_sha, head_branch, event, conclusion, head_owner
+                run_id, head_sha, head_branch, event, conclusion, head_owner, path, name
             )
+
+    def add_commit_at(
+        self,
+        sha: str,
+        files: Mapping[str, bytes],
+        *,
+        base: str | None = None,
+        repo: str | None = None,
+    ) -> None:
+        """Make commit ``sha`` (a candidate's real head, from a local git repository) readable
+        through the contents API: the files of branch ``base`` (default: the default branch)
+        with ``files`` on top."""
+        with self._lock:
+            r = self._repo(repo)
+            parent = r.refs.get(f"refs/heads/{base or r.default_branch}")
+            flat = self._flatten(r, r.commits[parent]["tree"]) if parent else {}
+            for path, content in files.items():
+                r.blobs[_blob_sha(content)] = content
+                flat[path] = ("100644", _blob_sha(content))
+            tree = self._store_tree(r, flat)
+            r.commits[sha] = {
+                "tree": tree,
+                "parents": [parent] if parent else [],
+                "message": "candidate",
+                "author": {"name": "fake", "email": "fake@example.invalid", "date": self._now()},
+                "committer": {"name": "fake", "email": "fake@example.invalid", "date": self._now()},
+            }
+
+    def set_pull_files(
+        self, number: int, files: Mapping[str, str | None], *, repo: str | None = None
+    ) -> None:
+        """What ``GET /pulls/{n}/files`` lists: ``path -> patch`` (the unified-diff hunks GitHub
+        puts in ``patch``; None for a file GitHub gives no patch for, e.g. a binary one).
+        ``"old -> new"`` as the path records a rename."""
+        with self._lock:
+            self._repo(repo).pull_files[number] = dict(files)
 
     def add_artifact_zip(
         self,
@@ -814,6 +879,8 @@ class FakeGitHub:
                 holder["repository"].update(id=r.id, name=r.name)
             wr.update(
                 id=run.id,
+                path=run.path,
+                name=run.name,
                 head_sha=run.head_sha,
                 head_branch=run.head_branch,
                 event=run.event,
@@ -1131,6 +1198,8 @@ class FakeGitHub:
         out = _rewrite(out, old, r.full_name)
         out.update(
             id=run.id,
+            path=run.path,
+            name=run.name,
             head_sha=run.head_sha,
             head_branch=run.head_branch,
             event=run.event,
@@ -1270,16 +1339,18 @@ class FakeGitHub:
                 artifact = self._repos[match[1]].artifacts.get(int(match[2]))
                 if artifact is not None:
                     return _Response(200, artifact.data, {"Content-Type": "application/zip"})
-        return _Response(404, {"message": "Not Found", "documentation_url": _DOCS})
+        return _Response(404, _not_found())
 
     # ---------------------------------------------------------------- routing
 
     _ROUTES: tuple[tuple[str, str, str], ...] = (
+        ("GET", r"/user", "_get_me"),
         ("GET", r"/users/(?P<user>[^/]+)", "_get_user"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)", "_get_repo"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls", "_list_pulls"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)", "_get_pull"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/reviews", "_list_reviews"),
+        ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/files", "_list_pull_files"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)", "_get_issue"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)/comments", "_list_comments"),
         ("POST", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)/comments", "_create_comment"),
@@ -1338,14 +1409,16 @@ class FakeGitHub:
                             raise _NotFound
                         args["repo"] = self._repos[args["repo"]]
                     return handler(params=params, body=body, login=login, **args)
-            except (_NotFound, KeyError):
-                return _Response(404, {"message": "Not Found", "documentation_url": _DOCS})
+            except _NotFound as exc:
+                return _Response(404, _not_found(exc.message))
+            except KeyError:
+                return _Response(404, _not_found())
             except _Unprocessable as exc:
                 return _Response(422, {"message": exc.message, "documentation_url": _DOCS})
         log.warning("fake github: no endpoint for %s %s", method, path)
         with self._lock:
             self.unknown.append((method, path))
-        return _Response(404, {"message": "Not Found", "documentation_url": _DOCS})
+        return _Response(404, _not_found())
 
     def _paginate(self, path: str, params: dict[str, str], items: list[Any]) -> _Response:
         per_page = max(1, min(100, int(params.get("per_page", 30))))
@@ -1374,6 +1447,14 @@ class FakeGitHub:
         if user not in self._users:
             raise _NotFound
         return _Response(200, self._user_json(user))
+
+    def _get_me(self, *, login: str, **_: Any) -> _Response:
+        # An installation token (GITHUB_TOKEN) may not read /user: GitHub answers 403.
+        if login == self.bot_login:
+            return _Response(
+                403, {"message": "Resource not accessible by integration", "status": "403"}
+            )
+        return _Response(200, self._user_json(login))
 
     def _get_repo(self, *, repo: _Repo, **_: Any) -> _Response:
         return _Response(200, self._repo_json(repo))
@@ -1422,6 +1503,34 @@ class FakeGitHub:
             raise _NotFound
         items = [self._review_json(repo, int(n), v) for v in repo.reviews.get(int(n), [])]
         return self._paginate(f"/repos/{repo.full_name}/pulls/{n}/reviews", params, items)
+
+    def _list_pull_files(
+        self, *, repo: _Repo, n: str, params: dict[str, str], **_: Any
+    ) -> _Response:
+        pull = repo.pulls[int(n)]
+        api = f"{REAL_API}/repos/{repo.full_name}"
+        items = []
+        for key, patch in sorted(repo.pull_files.get(int(n), {}).items()):
+            old, arrow, name = key.partition(" -> ")
+            name = name if arrow else old
+            lines = (patch or "").splitlines()
+            item: dict[str, Any] = {
+                "sha": _blob_sha((patch or name).encode()),
+                "filename": name,
+                "status": "renamed" if arrow else "modified",
+                "additions": sum(line.startswith("+") for line in lines),
+                "deletions": sum(line.startswith("-") for line in lines),
+                "changes": sum(line[:1] in "+-" for line in lines if line),
+                "blob_url": f"https://github.com/{repo.full_name}/blob/{pull.head_sha}/{name}",
+                "raw_url": f"https://github.com/{repo.full_name}/raw/{pull.head_sha}/{name}",
+                "contents_url": f"{api}/contents/{name}?ref={pull.head_sha}",
+            }
+            if patch is not None:
+                item["patch"] = patch
+            if arrow:
+                item["previous_filename"] = old
+            items.append(item)
+        return self._paginate(f"/repos/{repo.full_name}/pulls/{n}/files", params, items)
 
     def _get_issue(self, *, repo: _Repo, n: str, **_: Any) -> _Response:
         return _Response(200, self._issue_json(repo, repo.pulls[int(n)]))
@@ -1668,7 +1777,7 @@ class FakeGitHub:
         ref = params.get("ref") or repo.default_branch
         commit = repo.refs.get(f"refs/heads/{ref}") or repo.refs.get(f"refs/{ref}") or ref
         if commit not in repo.commits:
-            raise _NotFound
+            raise _NotFound(f"No commit found for the ref {ref}")  # GitHub's words, not "Not Found"
         api = f"{REAL_API}/repos/{repo.full_name}"
         path = path.strip("/")
         flat = self._flatten(repo, repo.commits[commit]["tree"])
@@ -1714,9 +1823,7 @@ class FakeGitHub:
         branch = body.get("branch") or repo.default_branch
         head = repo.refs.get(f"refs/heads/{branch}")
         if head is None:
-            return _Response(
-                404, {"message": f"Branch {branch} not found", "documentation_url": _DOCS}
-            )
+            return _Response(404, _not_found(f"Branch {branch} not found"))
         content = body.get("content")
         if not isinstance(content, str) or not isinstance(body.get("message"), str):
             raise _Unprocessable("Invalid request: content and message are required")
@@ -1754,7 +1861,7 @@ class FakeGitHub:
     def _get_branch(self, *, repo: _Repo, branch: str, **_: Any) -> _Response:
         sha = repo.refs.get(f"refs/heads/{branch}")
         if sha is None:
-            return _Response(404, {"message": "Branch not found", "documentation_url": _DOCS})
+            return _Response(404, _not_found("Branch not found"))
         api = f"{REAL_API}/repos/{repo.full_name}"
         return _Response(
             200,

@@ -8,9 +8,9 @@ about, and validates the result against the matching draft-07 schema (the ``comm
 targets are resolved with :mod:`referencing`). A builder that produced an event GitHub could not
 send fails loudly instead of making a test pass for the wrong reason.
 
-The recorded data lives outside the repository; its folder is taken from the environment
-variable ``LOOP_CONTRACT_GITHUB_DATA``, else ``tests/data/github``, else
-``/work/shared/data/github``. :data:`AVAILABLE` says whether it was found (tests skip without).
+The recorded data lives in ``tests/data/github`` (see :mod:`github_data`); :data:`AVAILABLE`
+says whether it is complete, and the builders call :func:`github_data.require`, which skips
+without it (and fails under ``LOOP_CONTRACT_REQUIRE_TOOLS=1``).
 """
 
 from __future__ import annotations
@@ -18,13 +18,12 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import os
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import jsonschema
+from github_data import DATA, missing, require
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
@@ -41,21 +40,7 @@ __all__ = [
 ]
 
 
-def _find_data() -> Path:
-    env = os.environ.get("LOOP_CONTRACT_GITHUB_DATA")
-    candidates = [Path(env)] if env else []
-    candidates += [
-        Path(__file__).resolve().parent / "data" / "github",
-        Path("/work/shared/data/github"),
-    ]
-    for candidate in candidates:
-        if (candidate / "webhooks").is_dir() and (candidate / "webhook-schemas").is_dir():
-            return candidate
-    return candidates[-1]
-
-
-DATA = _find_data()
-AVAILABLE = (DATA / "webhooks").is_dir() and (DATA / "webhook-schemas").is_dir()
+AVAILABLE = not missing(DATA)
 #: The head SHA every recorded pull-request payload carries.
 RECORDED_HEAD_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 
@@ -76,6 +61,7 @@ _PART_SCHEMAS = {
 
 @functools.cache
 def _registry() -> Registry[Any]:
+    require()
     resources = []
     for path in sorted((DATA / "webhook-schemas" / "common").glob("*.schema.json")):
         contents = json.loads(path.read_text("utf-8"))
@@ -141,7 +127,7 @@ def validate_event(kind: str, payload: Mapping[str, Any]) -> None:
 
 def load_payload(event: str, name: str) -> dict[str, Any]:
     """A fresh copy of a recorded payload, e.g. ``load_payload("pull_request", "opened")``."""
-    folder = DATA / "webhooks" / event
+    folder = require() / "webhooks" / event
     path = folder / name if name.endswith(".json") else folder / f"{name}.payload.json"
     data: dict[str, Any] = json.loads(path.read_text("utf-8"))
     return data

@@ -48,7 +48,9 @@ import pytest
 from conftest import git
 from contest_project import make_project
 from fake_github import FakeGitHub
-from github_events import AVAILABLE, pull_request_event, validate_event
+from github_data import require as require_data
+from github_events import pull_request_event, validate_event
+from github_field import patches
 
 from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
 
@@ -58,7 +60,13 @@ WORKFLOWS = ("loop-contract-verify.yml", "loop-contract-publish.yml")
 REPO = "octo/calc"
 CONTEXT = "loop-contract/winner"
 MARKER = "<!-- loop-contract:calc -->"
-NUMBERS = {"good": 11, "slow": 12, "cheat": 13}
+NUMBERS = {"good": 11, "slow": 12, "cheat": 13, "evil": 14}
+VERIFY_WORKFLOW = ".github/workflows/loop-contract-verify.yml"
+EVIL_WORKFLOW = ".github/workflows/evil.yml"
+# A pull request that brings its own workflow, named like the verify workflow (which is all a
+# workflow_run trigger matches on): GitHub runs it with the pull request's code, and it can
+# upload any verdict it likes.
+EVIL = "name: loop-contract verify\non: pull_request\njobs: {}\n"
 UNRELATED = 40
 
 GOOD = "CALLS = 0\n\n\ndef add(a, b):\n    global CALLS\n    CALLS += 1\n    return a + b\n"
@@ -67,13 +75,31 @@ SEATS = {
     "good": {"calc.py": GOOD},
     "slow": {"calc.py": SLOW},  # correct, but 9 calls where the measured gate allows 2
     "cheat": {"calc.py": SLOW, "tests/test_calc.py": "def test_add():\n    assert True\n"},
+    # good code, and its own workflow: its verification cannot be trusted, so it never wins
+    "evil": {"calc.py": GOOD, EVIL_WORKFLOW: EVIL},
+}
+# The verifier issue adds the verdict key ``isolation`` (sandbox | process). Until its schema
+# has it, no verdict can say "sandbox", so the scene's contract accepts process isolation;
+# once it lands, the contract takes the default and the good seat must have run in the
+# sandbox (bubblewrap, which the verify workflow installs) to win.
+SANDBOXED = "isolation" in json.loads(
+    (ROOT / "pytest_loopcontract" / "schemas" / "verdict.schema.json").read_text("utf-8")
+)["properties"]
+CONTRACT_GITHUB = {
+    "require_sandbox": SANDBOXED,
+    # the action here installs "$ACTION_PATH/.." (this package) from the checkout it runs in
+    "protect": ["pytest_loopcontract/", "pyproject.toml"],
 }
 REMOTE_USES = re.compile(r"uses:\s*([\w.-]+/([\w.-]+)@[0-9a-f]{40})")
 WRITES = {"POST", "PATCH", "PUT", "DELETE"}
 # Generous: a run installs the package in every job; assert behaviour, never time.
 TIMEOUT = 1800
 
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason="recorded GitHub data not found")
+
+
+@pytest.fixture(autouse=True)
+def _recorded_data() -> None:
+    require_data()  # skips without tests/data/github, fails under LOOP_CONTRACT_REQUIRE_TOOLS=1
 
 
 # --------------------------------------------------------------------------- tools
@@ -140,7 +166,7 @@ def stand_in_mappings() -> list[str]:
 
 def consumer_repo(tmp: Path) -> dict[str, Any]:
     """The calc project plus this repository's action, workflows and package; three seats."""
-    root = make_project(tmp, [], measured=True)
+    root = make_project(tmp, [], measured=True, extra={"github": CONTRACT_GITHUB})
     for name in WORKFLOWS:
         target = root / ".github" / "workflows" / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -158,8 +184,10 @@ def consumer_repo(tmp: Path) -> dict[str, Any]:
     for seat, files in SEATS.items():
         git(root, "checkout", "-q", "-b", f"loop-contract/calc/{seat}", "main")
         for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_text(text, "utf-8")
-        git(root, "commit", "-qam", f"{seat}'s candidate")
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", f"{seat}'s candidate")
         heads[seat] = git(root, "rev-parse", "HEAD").strip()
     git(root, "checkout", "-q", "main")
     # act names the repository after the origin URL; the pushes go to a local bare repository.
@@ -177,9 +205,15 @@ def fake_server(scene: dict[str, Any]) -> FakeGitHub:
     gh = FakeGitHub().start()
     owner, name = REPO.split("/")
     gh.add_repo(owner, name)
+    # what the API says of the repository: the verify workflow on the default branch and at
+    # each head (none edits it), and each pull request's changed files
+    workflow = (scene["root"] / VERIFY_WORKFLOW).read_bytes()
+    gh.commit_files("main", {VERIFY_WORKFLOW: workflow})
     for seat, number in NUMBERS.items():
         gh.add_user(f"{seat}-bot")
         gh.add_pull(number, f"loop-contract/calc/{seat}", scene["heads"][seat], f"{seat}-bot")
+        gh.add_commit_at(scene["heads"][seat], {})
+        gh.set_pull_files(number, patches(scene["root"], scene["base"], scene["heads"][seat]))
     gh.add_pull(UNRELATED, "feature/unrelated", "f" * 40, "someone")
     gh.commit_files(DATA_BRANCH, {"README.md": b"loop-contract state\n"})
     return gh
@@ -199,10 +233,13 @@ def verify_event(scene: dict[str, Any], seat: str) -> dict[str, Any]:
     return event
 
 
-def run_event(gh: FakeGitHub, scene: dict[str, Any], seat: str, run_id: int) -> dict[str, Any]:
-    """The ``workflow_run.completed`` webhook of verify run ``run_id`` of ``seat``'s PR."""
+def run_event(
+    gh: FakeGitHub, scene: dict[str, Any], seat: str, run_id: int, path: str = VERIFY_WORKFLOW
+) -> dict[str, Any]:
+    """The ``workflow_run.completed`` webhook of verify run ``run_id`` of ``seat``'s PR, run
+    by the workflow file ``path``."""
     branch = f"loop-contract/calc/{seat}"
-    gh.add_workflow_run(run_id, head_sha=scene["heads"][seat], head_branch=branch)
+    gh.add_workflow_run(run_id, head_sha=scene["heads"][seat], head_branch=branch, path=path)
     event = gh.workflow_run_event(run_id, pull_requests=[NUMBERS[seat]])
     # The fake keeps the recorded payload's default branch ("master"); GitHub sends the
     # repository's own, which the publish job checks out.
@@ -331,11 +368,21 @@ def test_the_workflows_under_act_publish_the_right_verdicts(tmp_path: Path) -> N
             status = gh.latest_status(heads[seat], CONTEXT)
             assert status is not None, (seat, gh.statuses(heads[seat]))
             assert len(gh.comments(number)) == 1, gh.comments(number)
+        # The evil pull request's own workflow ran too (GitHub runs every workflow of the pull
+        # request) and uploaded a 'pass' for its head: its completion is matched by name, and
+        # publish refuses it by path.
+        evil_run = run_event(gh, scene, "evil", 100 + len(NUMBERS), path=EVIL_WORKFLOW)
+        run_act(tmp_path, scene, gh, "workflow_run", evil_run, 190)
         assert not gh.unknown, gh.unknown
 
         good = gh.latest_status(heads["good"], CONTEXT)
-        assert good is not None and good.state == "success", good
-        for seat, reason in (("slow", "measured_gate_failed"), ("cheat", "tamper_detected")):
+        # publish proposes; only the gate, after a person's approval, sets success
+        assert good is not None and good.state == "pending", good
+        for seat, reason in (
+            ("slow", "measured_gate_failed"),
+            ("cheat", "tamper_detected"),
+            ("evil", "verification_untrusted"),
+        ):
             status = gh.latest_status(heads[seat], CONTEXT)
             assert status is not None and status.state == "failure", (seat, status)
             assert reason in status.description, (seat, status)
@@ -347,8 +394,10 @@ def test_the_workflows_under_act_publish_the_right_verdicts(tmp_path: Path) -> N
         assert gh.comments(UNRELATED) == []
         state = json.loads(gh.branch_files(DATA_BRANCH)[state_path("calc")])
         stages = {c["seat"]: c["stage"] for c in state["result"]["candidates"]}
-        assert stages == {"good": "winner", "slow": "measured", "cheat": "hard"}
+        assert stages == {"good": "winner", "slow": "measured", "cheat": "hard", "evil": "hard"}
         assert state["result"]["winner"] == "good"
+        if SANDBOXED:
+            assert state["verified"]["11"]["verdict"]["isolation"] == "sandbox"
 
         # The human gate: a maintainer approves the winner on its head. The review workflow
         # (permissionless, one echo) completes; its workflow_run starts publish's gate job,
@@ -376,3 +425,7 @@ def test_the_workflows_under_act_publish_the_right_verdicts(tmp_path: Path) -> N
         for number in NUMBERS.values():
             (comment,) = gh.comments(number)
             assert "maint" in comment.body
+        good = gh.latest_status(heads["good"], CONTEXT)
+        assert good is not None and good.state == "success", good  # the gate's, now
+        evil = gh.latest_status(heads["evil"], CONTEXT)
+        assert evil is not None and evil.state == "failure", evil

@@ -39,7 +39,7 @@ from pytest_loopcontract.checkpoints import (
 from pytest_loopcontract.contract import parse_contract
 from pytest_loopcontract.contract_schema import load_schema
 
-WS = "/work/ws"
+WS = "/srv/ws"
 HOME = "/home/agent"
 PATTERNS = default_patterns()
 
@@ -257,7 +257,7 @@ POSITIVE: list[tuple[str, str]] = [
     ("rm -rf ..", "rm-rf-outside"),
     ("rm -rf ../other-project", "rm-rf-outside"),
     ("rm -rf build/../../x", "rm-rf-outside"),
-    ("rm -rf /work", "rm-rf-outside"),
+    ("rm -rf /srv", "rm-rf-outside"),
     ("rm -rf /tmp", "rm-rf-outside"),
     ("rm -rf /tmp/*", "rm-rf-outside"),
     ("rm -rf .", "rm-rf-outside"),
@@ -404,7 +404,7 @@ NEGATIVE: list[str] = [
     "rm -rf build/",
     "rm -rf build dist *.egg-info",
     "rm -rf node_modules .venv",
-    "rm -rf /work/ws/build",
+    "rm -rf /srv/ws/build",
     "rm -rf /tmp/build-123",
     "rm -rf /tmp/pytest-*",
     'rm -rf "$TMPDIR/x"',

@@ -329,7 +329,7 @@ ERRORS = {
         HEAD + "zzz: 1\n",
         "3:1: zzz: unknown key 'zzz'; allowed keys: version, id, goal, mode, dod, gates, protect,"
         " boundaries, constraints, budget, stop_when, tamper, egress, on_item_done, turn_timeout,"
-        " checkpoints, pytest, isolation, judged, bracket, contest, seats",
+        " checkpoints, pytest, isolation, judged, bracket, contest, seats, github",
     ),
     "missing id": ("version: 1\ngoal: x\n", "1:1: id: missing required key 'id'"),
     "unsupported version": (

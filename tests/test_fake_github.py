@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import github_data
 import jsonschema
 import pytest
 import requests
@@ -52,7 +54,8 @@ def test_requires_authorization(gh: FakeGitHub) -> None:
 def test_unknown_endpoint_is_a_logged_github_404(gh: FakeGitHub) -> None:
     answer = requests.get(f"{gh.base_url}/repos/octo/demo/nonsense", headers=AUTH, timeout=10)
     assert answer.status_code == 404
-    assert set(answer.json()) == {"message", "documentation_url"}
+    assert set(answer.json()) == {"message", "documentation_url", "status"}
+    assert answer.json()["status"] == "404"  # GitHub's error bodies carry the status as a string
     assert gh.unknown == [("GET", "/repos/octo/demo/nonsense")]
 
 
@@ -268,3 +271,47 @@ def test_workflow_run_event_of_a_fork_validates(gh: FakeGitHub) -> None:
     assert run["repository"]["full_name"] == "octo/demo"
     assert run["head_sha"] == SHA_A
     validate_event("workflow_run", event)
+
+
+# --------------------------------------------------------------------------- the data's home
+
+
+def test_the_recorded_data_lives_in_the_repository() -> None:
+    """A clone from GitHub has everything: the folder is under tests/, and complete."""
+    tests_dir = Path(__file__).resolve().parent
+    assert tests_dir / "data" / "github" == GITHUB_DATA
+    assert github_data.missing() == []
+    assert RECORDED, "no recorded webhook was found to check against its schema"
+
+
+def test_missing_data_skips_locally_and_fails_under_ci(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LOOP_CONTRACT_REQUIRE_TOOLS", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="recorded GitHub data missing"):
+        github_data.require(tmp_path)
+    monkeypatch.setenv("LOOP_CONTRACT_REQUIRE_TOOLS", "1")
+    with pytest.raises(pytest.fail.Exception, match="LOOP_CONTRACT_REQUIRE_TOOLS=1"):
+        github_data.require(tmp_path)
+    with pytest.raises(pytest.fail.Exception):
+        FakeGitHub(data_dir=tmp_path)
+    # the complete folder passes, under CI too
+    assert github_data.require() == GITHUB_DATA
+
+
+def test_ci_stops_at_once_without_the_data(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``.ci/run`` sets LOOP_CONTRACT_REQUIRE_TOOLS=1: a run without the data is a usage error,
+    never a green run of skips. (The real conftest, with the data folder pointed elsewhere.)"""
+    tests_dir = Path(__file__).resolve().parent
+    pytester.makeconftest((tests_dir / "conftest.py").read_text("utf-8"))
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    shutil.copy(tests_dir / "github_data.py", pytester.path / "github_data.py")
+    pytester.syspathinsert()
+    monkeypatch.setenv("LOOP_CONTRACT_REQUIRE_TOOLS", "1")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*recorded GitHub data missing*"])
+    monkeypatch.delenv("LOOP_CONTRACT_REQUIRE_TOOLS")
+    assert pytester.runpytest_subprocess("-p", "no:cacheprovider").ret == 0

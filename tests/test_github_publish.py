@@ -11,19 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GIT_ENV, git
-from contest_project import make_project
-from fake_github import FakeGitHub
+from conftest import GIT_ENV
+from github_field import make_field, repo_of, run_publish, server
 
 from pytest_loopcontract.contest.report import validate_result
-from pytest_loopcontract.contract import load_contract
-from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.decide import LESSONS_PATH, ROUTES_PATH, gate
-from pytest_loopcontract.github.publish import DATA_BRANCH, publish, state_path
-from pytest_loopcontract.github.verify_pr import verify_pull_request
+from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
 
-GOOD = "CALLS = 0\n\n\ndef add(a, b):\n    global CALLS\n    CALLS += 1\n    return a + b\n"
-SLOW = GOOD.replace("CALLS += 1", "for _ in range(9):\n        CALLS += 1")
 WRITES = re.compile(r"^(POST|PATCH|PUT|DELETE)$")
 
 
@@ -34,73 +28,10 @@ def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOOP_CONTRACT_WRITE_SPACING", "0")
 
 
-def seat_branch(root: Path, seat: str, files: dict[str, str]) -> str:
-    git(root, "checkout", "-q", "-b", f"loop-contract/calc/{seat}", "main")
-    for name, text in files.items():
-        (root / name).write_text(text, "utf-8")
-    git(root, "commit", "-qam", f"{seat}'s candidate")
-    sha = git(root, "rev-parse", "HEAD").strip()
-    git(root, "checkout", "-q", "main")
-    return sha
-
-
 @pytest.fixture(scope="module")
 def field(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Three seat branches, each verified the way the verify job does, once for the module."""
-    mp = pytest.MonkeyPatch()
-    for key, value in GIT_ENV.items():
-        mp.setenv(key, value)
-    tmp = tmp_path_factory.mktemp("field")
-    root = make_project(tmp, [], measured=True)
-    base = git(root, "rev-parse", "HEAD").strip()
-    heads = {
-        "good": seat_branch(root, "good", {"calc.py": GOOD}),
-        "slow": seat_branch(root, "slow", {"calc.py": SLOW}),
-        "cheat": seat_branch(
-            root,
-            "cheat",
-            {"calc.py": SLOW, "tests/test_calc.py": "def test_add():\n    assert True\n"},
-        ),
-    }
-    artifacts = tmp / "artifacts"
-    numbers = {"good": 11, "slow": 12, "cheat": 13}
-    for seat, sha in heads.items():
-        verify_pull_request(
-            root,
-            contract_path="loopcontract.yml",
-            pr=numbers[seat],
-            base_sha=base,
-            head_sha=sha,
-            out=artifacts,
-            scratch=tmp,
-        )
-    mp.undo()
-    return {"root": root, "heads": heads, "numbers": numbers, "artifacts": artifacts}
-
-
-def server(field: dict[str, Any]) -> FakeGitHub:
-    gh = FakeGitHub().start()
-    gh.add_repo("octo", "calc")
-    for seat, number in field["numbers"].items():
-        gh.add_user(f"{seat}-bot")
-        gh.add_pull(number, f"loop-contract/calc/{seat}", field["heads"][seat], f"{seat}-bot")
-    gh.add_pull(40, "feature/unrelated", "f" * 40, "someone")
-    # the data branch exists after the first publish ever (creating it costs 4 requests once)
-    gh.commit_files(DATA_BRANCH, {"README.md": b"loop-contract state\n"})
-    return gh
-
-
-def run_publish(gh: FakeGitHub, field: dict[str, Any], tmp_path: Path, **kw: Any) -> Any:
-    repo = make_github("t", base_url=gh.base_url, lazy=True).get_repo("octo/calc")
-    return publish(
-        repo,
-        contract=load_contract(field["root"] / "loopcontract.yml"),
-        artifacts=kw.get("artifacts", field["artifacts"]),
-        workdir=tmp_path,
-        bot_login="github-actions[bot]",
-        run_id="77",
-        run_head_sha=kw.get("run_head_sha"),
-    )
+    return make_field(tmp_path_factory.mktemp("field"))
 
 
 def test_publish_marks_the_good_seat_and_explains_the_others(
@@ -113,7 +44,8 @@ def test_publish_marks_the_good_seat_and_explains_the_others(
         stages = {c["seat"]: c["stage"] for c in outcome.result["candidates"]}
         assert stages == {"good": "winner", "slow": "measured", "cheat": "hard"}
         good = gh.latest_status(field["heads"]["good"], "loop-contract/winner")
-        assert good is not None and good.state == "success"
+        assert good is not None and good.state == "pending"  # only the gate sets success
+        assert good.description == "proposed winner, waiting for a maintainer's review"
         for seat in ("slow", "cheat"):
             status = gh.latest_status(field["heads"][seat], "loop-contract/winner")
             assert status is not None and status.state == "failure"
@@ -123,8 +55,9 @@ def test_publish_marks_the_good_seat_and_explains_the_others(
             assert comment.body.startswith("<!-- loop-contract:calc -->")
             assert len(comment.body) <= 65_536
         assert gh.comments(40) == []
-        # the request budget: at most 4 + 3N when something changed
-        assert len(gh.requests) <= 4 + 3 * 3, "\n".join(map(str, gh.requests))
+        # the request budget of a local publish: 3 + 4N when something changed (the state
+        # read and write, the pull list; per candidate its files, comment, comment write, status)
+        assert len(gh.requests) <= 3 + 4 * 3, "\n".join(map(str, gh.requests))
         state = json.loads(gh.branch_files(DATA_BRANCH)[state_path("calc")])
         assert state["pulls"]["good"]["pr"] == 11
         # nothing changed: nothing is written
@@ -159,13 +92,13 @@ def test_a_closed_pull_request_and_api_faults(field: dict[str, Any], tmp_path: P
         assert {c["seat"] for c in outcome.result["candidates"]} == {"good", "cheat"}
         assert gh.comments(12) == [] and gh.statuses(field["heads"]["slow"]) == []
         good = gh.latest_status(field["heads"]["good"], "loop-contract/winner")
-        assert good is not None and good.state == "success"
+        assert good is not None and good.state == "pending"
 
 
 def test_the_human_gate_from_reviews(field: dict[str, Any], tmp_path: Path) -> None:
     with server(field) as gh:
         run_publish(gh, field, tmp_path)
-        repo = make_github("t", base_url=gh.base_url, lazy=True).get_repo("octo/calc")
+        repo = repo_of(gh)
         for login, permission in (("reader", "read"), ("maint", "write")):
             gh.add_user(login)
             gh.set_permission(login, permission)
@@ -178,6 +111,8 @@ def test_the_human_gate_from_reviews(field: dict[str, Any], tmp_path: Path) -> N
         assert other.decision == "none"
         approved = gate(repo, contract_id="calc", bot_login="github-actions[bot]", pr_number=11)
         assert approved.decision == "approve" and approved.by == "maint"
+        good = gh.latest_status(field["heads"]["good"], "loop-contract/winner")
+        assert good is not None and good.state == "success"  # the gate's, after the approval
         state = json.loads(gh.branch_files(DATA_BRANCH)[state_path("calc")])
         assert state["result"]["decision"]["by"] == "maint"
         assert state["result"]["status"] == "decided"

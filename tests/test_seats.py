@@ -533,3 +533,35 @@ def test_a_crashing_adapter_falls_back_to_the_builtin_reading(tmp_path: Path) ->
         pm.unregister(broken)
     assert (result.status, result.tokens) == ("ok", 7)
     assert "adapter exploded" in result.notes[-1]
+
+
+def test_a_judge_gets_no_token_and_no_runner_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The publish job's environment holds the write token and the runner's credentials; a
+    judge (untrusted code reading candidate diffs) prints its own environment and sees none."""
+    leaked = {
+        "LOOP_CONTRACT_TOKEN": "ghs_write",
+        "GITHUB_TOKEN": "ghs_write",
+        "GH_TOKEN": "ghp_x",
+        "ACTIONS_RUNTIME_TOKEN": "rt",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "oidc",
+        "ACTIONS_ID_TOKEN_REQUEST_URL": "https://oidc.invalid",
+        "GITHUB_EVENT_PATH": "/tmp/event.json",
+        "GITHUB_OUTPUT": "/tmp/out",
+        "RUNNER_TEMP": "/tmp/runner",
+        "GIT_DIR": "/elsewhere/.git",
+    }
+    kept = {"GITHUB_ACTIONS": "true", "RUNNER_OS": "Linux", "JUDGE_API_KEY": "its-own"}
+    for key, value in {**leaked, **kept}.items():
+        monkeypatch.setenv(key, value)
+    printer = script(
+        tmp_path, "env_judge.py", "import json, os\nprint(json.dumps(dict(os.environ)))\n"
+    )
+    result, _ = run(seat_for(printer, judge=True), tmp_path, role="judge")
+    assert result.status == "ok"
+    seen = json.loads(result.stdout_head)
+    assert not set(leaked) & set(seen), set(leaked) & set(seen)
+    assert {key: seen.get(key) for key in kept} == kept
+    assert seen["LOOP_CONTRACT_ROLE"] == "judge"
+    assert {"GITHUB_ACTIONS", "RUNNER_OS", "RUNNER_ARCH"} == seats_mod.RUNNER_VARS_KEPT

@@ -91,6 +91,16 @@ _PIPE_CHUNK = 64 * 1024
 # A seat's git commands must act on its own worktree, not on a repository the caller happens
 # to be inside (for instance when the contest runs from a git hook).
 _GIT_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
+# A seat or a judge is untrusted code reading candidate diffs; in the publish job it would
+# otherwise inherit the write token and the runner's own credentials (ACTIONS_RUNTIME_TOKEN,
+# ACTIONS_ID_TOKEN_REQUEST_TOKEN, ...). None of these reaches it; a seat's own secret is given
+# through ``env_extra`` by whoever dispatches it.
+_TOKEN_VARS = frozenset(
+    {"LOOP_CONTRACT_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"}
+)
+_RUNNER_PREFIXES = ("GITHUB_", "ACTIONS_", "RUNNER_")
+#: The only runner variables a seat sees: that it runs in Actions, and on which platform.
+RUNNER_VARS_KEPT = frozenset({"GITHUB_ACTIONS", "RUNNER_OS", "RUNNER_ARCH"})
 
 
 @dataclass(frozen=True)
@@ -315,7 +325,8 @@ def run_seat(
 
     ``values`` fills the placeholders; ``{report_file}`` is always ``report_file`` (made
     absolute; a stale one from an earlier run is deleted first). The seat's environment is this
-    process's, minus the variables that would point git elsewhere, plus
+    process's through :func:`clean_environ` (no token, no runner credentials, nothing that
+    points git elsewhere), plus
     ``LOOP_CONTRACT_REPORT``, ``LOOP_CONTRACT_ROLE``, ``LOOP_CONTRACT_SEAT`` and ``env_extra``.
     stdin is ``/dev/null``. The outcome goes through the ``loopcontract_seat_result`` hook.
     """
@@ -345,9 +356,7 @@ def run_seat(
 def _seat_env(
     seat: Seat, role: str, report_file: Path, env_extra: Mapping[str, str] | None
 ) -> dict[str, str]:
-    env = dict(os.environ)
-    for key in _GIT_LOCATION_VARS:
-        env.pop(key, None)
+    env = clean_environ(os.environ)
     env.update(
         LOOP_CONTRACT_REPORT=str(report_file),
         LOOP_CONTRACT_ROLE=role,
@@ -355,6 +364,18 @@ def _seat_env(
     )
     env.update(env_extra or {})
     return env
+
+
+def clean_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without tokens, the runner's ``GITHUB_*``/``ACTIONS_*``/``RUNNER_*``
+    variables (except :data:`RUNNER_VARS_KEPT`) and the variables that point git elsewhere."""
+    return {
+        key: value
+        for key, value in environ.items()
+        if key not in _TOKEN_VARS
+        and key not in _GIT_LOCATION_VARS
+        and (key in RUNNER_VARS_KEPT or not key.startswith(_RUNNER_PREFIXES))
+    }
 
 
 def _program_problem(program: str, cwd: Path, path: str | None) -> str | None:

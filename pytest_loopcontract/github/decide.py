@@ -6,14 +6,17 @@ API says now (the pull request's current head, the reviewer's permission, their 
 So this mode reads the last published state from the data branch, asks
 :func:`~.review_gate.gate_for_pr` about the proposed winner, and only then records anything:
 the decision and the lessons go to the data branch, every candidate's sticky comment is
-updated to say what was decided, and a rejected winner's status turns to failure.
+updated to say what was decided, and the winner's status follows the person: ``success`` only
+after an approval that counts (publish never sets it), ``failure`` after a rejection, back to
+``pending`` when the approval is dismissed. A decision is re-read on every review event while
+the pull request is open; once it is merged, the recorded decision is final.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,10 +24,12 @@ from github.Repository import Repository
 
 from ..evaluate import utc_now
 from .comments import upsert_sticky_comment
-from .publish import comment_body, read_state, write_state
+from .participants import participant_logins, token_login
+from .publish import PENDING_DESCRIPTION, comment_body, read_state, write_state
+from .pulls import CandidatePR, list_candidates
 from .review_gate import GateDecision, gate_for_pr
 from .state_branch import update_files
-from .statuses import StatusDecision, set_winner_statuses
+from .statuses import StatusDecision, StatusState, set_winner_statuses
 
 __all__ = ["LESSONS_PATH", "ROUTES_PATH", "GateOutcome", "gate", "record_lessons"]
 
@@ -104,7 +109,13 @@ def gate(
     pr_number: int | None = None,
     summary_pointer: str = "The full report is in the job summary of the publish run.",
 ) -> GateOutcome:
-    """Decide the contest from the reviews on its proposed winner, once."""
+    """Decide the contest from the reviews on its proposed winner, as they stand now.
+
+    ``seat_logins``: the contract's seat names and ``seats[].github`` logins
+    (:func:`.participants.contract_logins`). The reviews are read every time: a dismissal, a
+    new push or a later ``changes_requested`` reopens a recorded decision while the pull
+    request is open; a merged winner's decision is final. Only here does
+    ``loop-contract/winner`` turn ``success``."""
     state = read_state(repo, contract_id)
     if state is None:
         return GateOutcome("none", None, "no published contest state yet", None)
@@ -113,56 +124,83 @@ def gate(
     winner = result.get("winner")
     if not winner or winner not in pulls:
         return GateOutcome("none", None, "the contest has no proposed winner", None)
-    winner_pr = int(pulls[winner]["pr"])
+    winner_pr, verified_sha = int(pulls[winner]["pr"]), str(pulls[winner]["head_sha"])
     if pr_number is not None and pr_number != winner_pr:
         return GateOutcome(
             "none", None, f"#{pr_number} is not the proposed winner (#{winner_pr})", winner_pr
         )
-    if result.get("decision"):
-        done = result["decision"]
-        return GateOutcome(done["decision"], done.get("by"), "already decided", winner_pr)
-    decision: GateDecision = gate_for_pr(repo, winner_pr, seat_logins=seat_logins | set(pulls))
-    if decision.head_sha and decision.head_sha != pulls[winner]["head_sha"]:
-        return GateOutcome(
-            "pending",
-            None,
-            "the winner's head moved since it was verified: wait for the next verification",
-            winner_pr,
-        )
-    if decision.decision == "pending":
-        log.info("gate pending on #%d: %s", winner_pr, decision.reason)
-        return GateOutcome("pending", None, decision.reason, winner_pr)
-    verb = "approve" if decision.decision == "approve" else "reject"
-    result["decision"] = {
-        "decision": verb,
-        "by": decision.by or "",
-        "reason": decision.reason,
-        "at": utc_now(),
-        "seat": winner if verb == "approve" else None,
-    }
-    result["status"] = "decided" if verb == "approve" else "rejected"
+    recorded = result.get("decision")
+    candidates = list_candidates(repo, contract_id)
+    participants = participant_logins(
+        candidates=candidates,
+        recorded_pulls=pulls,
+        named=seat_logins,
+        bot_login=bot_login,
+        token=token_login(repo),
+    )
+    decision: GateDecision = gate_for_pr(repo, winner_pr, seat_logins=participants)
+    if recorded and decision.merged:
+        return GateOutcome(recorded["decision"], recorded.get("by"), "already decided", winner_pr)
+    verb, reason, status = _verdict_of(decision, verified_sha, candidates, winner_pr)
+    if verb == "pending" and not recorded:
+        log.info("gate pending on #%d: %s", winner_pr, reason)
+        return GateOutcome("pending", None, reason, winner_pr)
+    if recorded and recorded.get("decision") == verb and recorded.get("by") == decision.by:
+        return GateOutcome(verb, decision.by, "already decided", winner_pr)
+    _record(result, verb, decision, reason, winner)
     state["gate"] = decision.ledger_payload()
     write_state(repo, contract_id, state)
-    record_lessons(repo, state)
+    if verb != "pending":
+        record_lessons(repo, state)
     for entry in result["candidates"]:
-        pr = int(pulls[entry["seat"]]["pr"])
         upsert_sticky_comment(
             repo,
-            pr,
+            int(pulls[entry["seat"]]["pr"]),
             contract_id=contract_id,
             body=comment_body(result, entry, summary_pointer),
             bot_login=bot_login,
         )
-    if verb == "reject":
-        set_winner_statuses(
-            repo,
-            [
-                StatusDecision(
-                    winner_pr,
-                    str(pulls[winner]["head_sha"]),
-                    "failure",
-                    f"rejected at the human gate by {decision.by}",
-                )
-            ],
-        )
-    return GateOutcome(verb, decision.by, decision.reason, winner_pr)
+    set_winner_statuses(repo, [StatusDecision(winner_pr, verified_sha, *status)])
+    return GateOutcome(verb, decision.by if verb != "pending" else None, reason, winner_pr)
+
+
+def _verdict_of(
+    decision: GateDecision,
+    verified_sha: str,
+    candidates: Sequence[CandidatePR],
+    winner_pr: int,
+) -> tuple[str, str, tuple[StatusState, str]]:
+    """The gate's answer, its reason, and the winner's status (state, description)."""
+    if decision.head_sha and decision.head_sha != verified_sha:
+        reason = "the winner's head moved since it was verified: wait for the next verification"
+        return "pending", reason, ("failure", "head moved since verification: not approved")
+    twins = [c.number for c in candidates if c.head_sha == verified_sha and c.number != winner_pr]
+    if twins:
+        shown = ", ".join(f"#{n}" for n in twins)
+        reason = f"the winner's head commit is also the head of {shown}: no approval can count"
+        return "pending", reason, ("failure", f"head commit shared with {shown}: no winner")
+    if decision.decision == "approve":
+        return "approve", decision.reason, ("success", f"approved by {decision.by}")
+    if decision.decision == "reject":
+        by = decision.by
+        return "reject", decision.reason, ("failure", f"rejected at the human gate by {by}")
+    return "pending", decision.reason, ("pending", PENDING_DESCRIPTION)
+
+
+def _record(
+    result: dict[str, Any], verb: str, decision: GateDecision, reason: str, winner: str
+) -> None:
+    """Write the decision into the result; ``pending`` reopens (clears) a recorded one."""
+    if verb == "pending":
+        log.info("gate reopened: %s", reason)
+        result["decision"] = None
+        result["status"] = "awaiting_human"
+        return
+    result["decision"] = {
+        "decision": verb,
+        "by": decision.by or "",
+        "reason": reason,
+        "at": utc_now(),
+        "seat": winner if verb == "approve" else None,
+    }
+    result["status"] = "decided" if verb == "approve" else "rejected"

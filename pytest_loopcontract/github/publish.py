@@ -11,24 +11,24 @@ code. Everything that came from the candidates is data:
 * the judges (commands from the default branch's contract) get the diffs inside scrubbed
   packets, exactly as in a local contest, and run in empty folders.
 
-Then the same pure matrix and bracket decide, one sticky comment per pull request carries the
-report, and the commit status ``loop-contract/winner`` marks the proposed winner. Requests: two
-to list the repository's candidates, at most three per candidate (find the comment, write it,
-set the status) and two for the state file on the data branch, so ``4 + 3N`` when something
+Which verification stands for each candidate, and whether the run deserves trust at all, is
+decided by :mod:`.verification` and :mod:`.trust`. Then the same pure matrix and bracket decide,
+one sticky comment per pull request carries the report, and the commit status
+``loop-contract/winner`` is ``pending`` on the proposed winner (only the gate sets ``success``).
+Requests for the publish of one run: the pull list, the state read and write, the verify
+workflow at the head and on the default branch, the run's pull request's files, and at most
+three per candidate (find the comment, write it, set the status): ``6 + 3N`` when something
 changed and only reads when nothing did.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from github.GithubException import GithubException, UnknownObjectException
 from github.Repository import Repository
 
 from ..contest.bracket import Entrant, run_bracket
@@ -50,13 +50,16 @@ from ..contest.seats import Seat, seats_from_contract
 from ..contest.standing import gate_stage, gate_summary
 from ..contract import Contract
 from ..evaluate import utc_now
-from .artifacts import ArtifactCheck, check_artifacts, verdict_problems
 from .comments import upsert_sticky_comment
+from .contest_state import DATA_BRANCH, read_state, read_state_and_sha, state_path, write_state
 from .pulls import CandidatePR, list_candidates
 from .statuses import StatusDecision, set_winner_statuses
+from .trust import VerifyRun
+from .verification import Verification, collect_verifications
 
 __all__ = [
     "DATA_BRANCH",
+    "PENDING_DESCRIPTION",
     "PublishOutcome",
     "comment_body",
     "publish",
@@ -67,11 +70,9 @@ __all__ = [
 
 log = logging.getLogger("loopcontract.github")
 
-DATA_BRANCH = "loop-contract-data"
 COMMENT_LIMIT = 60_000
 SUMMARY_CHARS = 900_000
-STATE_DIFF_CHARS = 200_000
-"""A recorded candidate's diff kept on the data branch for the judges of later rounds."""
+PENDING_DESCRIPTION = "proposed winner, waiting for a maintainer's review"
 _ZERO = "0" * 64
 
 
@@ -87,10 +88,6 @@ class PublishOutcome:
     summary: str
 
 
-def state_path(contract_id: str) -> str:
-    return f"loop-contract/{contract_id}/state.json"
-
-
 def publish(
     repo: Repository,
     *,
@@ -99,41 +96,38 @@ def publish(
     workdir: Path,
     bot_login: str,
     run_id: str,
-    run_head_sha: str | None = None,
+    run: VerifyRun | None = None,
     summary_pointer: str = "The full report is in the job summary of the publish run.",
 ) -> PublishOutcome:
     """Score the contest of ``contract`` from the artifacts in ``artifacts`` and publish it.
 
-    ``run_head_sha`` is the verify run's head commit (from the ``workflow_run`` event). A
-    pull request controls the verify run it triggered, so only the artifact of the candidate
-    whose head *is* that commit is taken from this run; every other candidate keeps the
-    verification recorded on the data branch for its current head (or waits for its own run).
-    ``None`` (a local call) takes every artifact.
+    ``run`` is the verify run of the ``workflow_run`` event (:mod:`.verification` says what it
+    may speak for, :mod:`.trust` whether it deserves trust); ``None`` is a local call that
+    reads every artifact. A recorded approval of the same winner at the same head is kept (the
+    gate re-reads the reviews); once that winner is merged, the contest is final.
     """
     candidates = list_candidates(repo, contract.id)
-    if not candidates:
-        log.info(
-            "no open pull request is a candidate of contest %s: nothing to publish", contract.id
-        )
-    state, state_sha = _read_state(repo, contract.id)
+    state, state_sha = read_state_and_sha(repo, contract.id)
+    if _final(state, candidates):
+        log.info("contest %s was decided and its winner merged: nothing to publish", contract.id)
+        result = dict(state["result"]) if state else {}
+        summary = render_markdown(result, max_chars=SUMMARY_CHARS)
+        return PublishOutcome(result, {}, [], None, summary)
     verified: dict[str, Any] = dict(state.get("verified") or {}) if state else {}
-    own = [c for c in candidates if run_head_sha is None or c.head_sha == run_head_sha]
-    checks = check_artifacts(artifacts, expected={c.number: c.head_sha for c in own})
+    found = collect_verifications(
+        repo,
+        contract=contract,
+        candidates=candidates,
+        artifacts=artifacts,
+        verified=verified,
+        run=run,
+    )
     configured = {seat.name: seat for seat in seats_from_contract(contract)}
-    entries = []
-    for pull in candidates:
-        check = _check_for(pull, checks, verified, run_head_sha)
-        if check is None:
-            log.info(
-                "#%d: not verified yet at %s; left out of this round",
-                pull.number,
-                pull.head_sha[:12],
-            )
-            continue
-        entries.append(_entry(pull, check, configured, contract))
+    entries = [_entry(c, found[c.number], configured) for c in candidates if c.number in found]
     lessons = contest_lessons(contract, entries, f"github-{run_id}")
     result = _score(contract, entries, configured, workdir, run_id, bot_login, repo.full_name)
     result["lessons"] = [lesson_document(lesson) for lesson in lessons]
+    carried = _carry_decision(state, result, entries)
     by_seat = {e["doc"]["seat"]: e for e in entries}
     comments: dict[int, str] = {}
     decisions: list[StatusDecision] = []
@@ -145,7 +139,8 @@ def publish(
         )
         if comments[cand.number] == "unchanged":
             continue  # nothing changed for this pull request: no status write either
-        decisions.append(_status(result, entry["doc"], cand))
+        if not (carried and result.get("winner") == entry["doc"]["seat"]):
+            decisions.append(_status(result, entry["doc"], cand))
     statuses = set_winner_statuses(repo, decisions, check_existing=False) if decisions else []
     winner = result.get("winner")
     winner_pr = by_seat[winner]["pr"].number if winner in by_seat else None
@@ -157,67 +152,57 @@ def publish(
             "lessons": [lesson.to_json() for lesson in lessons],
             "domain": lesson_scope(contract)[0],
         }
+        if state and carried and state.get("gate"):
+            new_state["gate"] = state["gate"]
         write_state(repo, contract.id, new_state, known_sha=state_sha)
     summary = render_markdown(result, max_chars=SUMMARY_CHARS)
     return PublishOutcome(result, comments, statuses, winner_pr, summary)
 
 
-def _check_for(
-    cand: CandidatePR,
-    checks: Mapping[int, ArtifactCheck],
-    verified: dict[str, Any],
-    run_head_sha: str | None,
-) -> ArtifactCheck | None:
-    """This run's artifact for the run's own candidate; the recorded one for the others."""
-    key = str(cand.number)
-    if run_head_sha is None or cand.head_sha == run_head_sha:
-        check = checks.get(cand.number)
-        if check is not None and check.ok and check.verdict is not None:
-            verified[key] = {
-                "head_sha": cand.head_sha,
-                "verdict": dict(check.verdict),
-                "diff": (check.diff or "")[:STATE_DIFF_CHARS],
-            }
-        return check
-    record = verified.get(key)
-    if not isinstance(record, Mapping) or record.get("head_sha") != cand.head_sha:
-        return None
-    verdict = record.get("verdict")
-    problems = verdict_problems(verdict, cand.head_sha)
-    return ArtifactCheck(
-        cand.number,
-        verdict if isinstance(verdict, Mapping) and not problems else None,
-        str(record.get("diff") or ""),
-        [f"recorded verification: {p}" for p in problems],
-    )
+def _final(state: Mapping[str, Any] | None, candidates: Sequence[CandidatePR]) -> bool:
+    """An approved winner that is no longer open (merged): its decision is final."""
+    if not state:
+        return False
+    result = state.get("result") or {}
+    decision = result.get("decision") or {}
+    if decision.get("decision") != "approve":
+        return False
+    pull = (state.get("pulls") or {}).get(result.get("winner")) or {}
+    return pull.get("pr") not in {c.number for c in candidates}
+
+
+def _carry_decision(
+    state: Mapping[str, Any] | None, result: dict[str, Any], entries: Sequence[Mapping[str, Any]]
+) -> bool:
+    """Keep a person's recorded decision when the winner and its head are the same; a new
+    winner or a new head reopens it. Returns whether a decision was carried."""
+    old = (state or {}).get("result") or {}
+    decision = old.get("decision")
+    winner = result.get("winner")
+    if not decision or not winner or old.get("winner") != winner:
+        return False
+    before = ((state or {}).get("pulls") or {}).get(winner) or {}
+    now = next((e["pr"] for e in entries if e["doc"]["seat"] == winner), None)
+    if now is None or before.get("head_sha") != now.head_sha:
+        return False
+    result["decision"] = decision
+    result["status"] = "decided" if decision.get("decision") == "approve" else "rejected"
+    return True
 
 
 def _entry(
     cand: CandidatePR,
-    check: ArtifactCheck | None,
+    found: Verification,
     configured: Mapping[str, Seat],
-    contract: Contract,
 ) -> dict[str, Any]:
     seat = configured.get(cand.seat)
     family = seat.family if seat else cand.seat
-    problems = list(check.problems) if check else ["no artifact for this pull request"]
-    verdict = dict(check.verdict) if check and check.verdict is not None else None
-    if verdict is not None and not problems:
-        sha = (verdict.get("contract") or {}).get("sha256")
-        if sha != contract.sha256:
-            problems.append(
-                f"verdict measured against another contract (sha256 {str(sha)[:12]}, the base "
-                f"branch's is {contract.sha256[:12]})"
-            )
-        if verdict.get("trust") != "isolated":
-            problems.append("verdict not produced by the isolated launcher")
-    if problems:
-        for problem in problems:
-            log.warning("pull request #%d: artifact rejected: %s", cand.number, problem)
-        verdict = None
+    verdict = dict(found.verdict) if found.accepted and found.verdict is not None else None
+    if verdict is None:
+        log.warning("pull request #%d: %s: %s", cand.number, found.code, found.message)
     stage = "hard" if verdict is None else (gate_stage(verdict) or "passed")
     reasons = (
-        [{"code": "artifact_rejected", "message": "; ".join(problems)[:1000]}]
+        [{"code": found.code, "message": found.message[:1000]}]
         if verdict is None
         else [{"code": str(r["code"]), "message": str(r["message"])} for r in verdict["reasons"]]
     )
@@ -249,7 +234,7 @@ def _entry(
         "pr": cand,
         "doc": doc,
         "verdict": verdict,
-        "diff": check.diff if check and verdict is not None else None,
+        "diff": found.diff if verdict is not None else None,
         "scripted": bool(seat and seat.scripted),
     }
 
@@ -404,6 +389,12 @@ def contest_lessons(
     return list(found.values())
 
 
+_REFUSALS = {
+    "verification_untrusted": "its verification cannot be trusted, so it cannot win",
+    "duplicate_head": "it shares its head commit with another candidate, so it cannot win",
+}
+
+
 def comment_body(result: Mapping[str, Any], doc: Mapping[str, Any], pointer: str) -> str:
     seat = escape_markdown_inline(str(doc["seat"]), limit=80)
     stage = {
@@ -414,6 +405,11 @@ def comment_body(result: Mapping[str, Any], doc: Mapping[str, Any], pointer: str
         "measured": "failed a measured gate",
         "hard": "failed a hard gate (or its verification could not be used)",
     }.get(str(doc["stage"]), str(doc["stage"]))
+    reason = doc["reasons"][0] if doc["reasons"] else {}
+    refusal = _REFUSALS.get(str(reason.get("code")))
+    if refusal is not None:
+        why = escape_markdown_inline(str(reason.get("message") or ""), limit=1500)
+        stage = f"{refusal}.\n\n**Why** (`{reason['code']}`): {why}"
     head = f"**This pull request is seat `{seat}`**: {stage}.\n\n"
     return head + render_markdown(
         result, max_chars=COMMENT_LIMIT - len(head) - 500, summary_pointer=pointer
@@ -422,9 +418,8 @@ def comment_body(result: Mapping[str, Any], doc: Mapping[str, Any], pointer: str
 
 def _status(result: Mapping[str, Any], doc: Mapping[str, Any], cand: CandidatePR) -> StatusDecision:
     if result.get("winner") == doc["seat"]:
-        return StatusDecision(
-            cand.number, cand.head_sha, "success", "proposed winner: approve it with a review"
-        )
+        # Never success here: only the gate sets it, after an approval that counts.
+        return StatusDecision(cand.number, cand.head_sha, "pending", PENDING_DESCRIPTION)
     reason = doc["reasons"][0]["code"] if doc["reasons"] else doc["stage"]
     return StatusDecision(
         cand.number, cand.head_sha, "failure", f"not the winner: {doc['stage']} ({reason})"
@@ -440,75 +435,3 @@ def _pulls(entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         }
         for e in entries
     }
-
-
-def read_state(repo: Repository, contract_id: str) -> dict[str, Any] | None:
-    """The last published state of a contest from the data branch, or None."""
-    return _read_state(repo, contract_id)[0]
-
-
-_UNKNOWN = "unknown"
-
-
-def _read_state(repo: Repository, contract_id: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The state and its blob sha (None: no file yet), in one request."""
-    try:
-        content = repo.get_contents(state_path(contract_id), ref=DATA_BRANCH)
-    except UnknownObjectException:
-        return None, None
-    if isinstance(content, list):
-        return None, None
-    try:
-        document = json.loads(content.decoded_content)
-    except ValueError:
-        log.warning("the state file on %s is not JSON: ignored", DATA_BRANCH)
-        return None, content.sha
-    return (document if isinstance(document, dict) else None), content.sha
-
-
-def write_state(
-    repo: Repository,
-    contract_id: str,
-    state: Mapping[str, Any],
-    *,
-    known_sha: str | None = _UNKNOWN,
-) -> None:
-    """Write the state file on the data branch (created from the default branch if missing).
-
-    ``known_sha``: the file's blob sha as just read (None: no file), which saves a read; a
-    conflict (someone wrote in between) re-reads and retries.
-    """
-    path = state_path(contract_id)
-    text = json.dumps(state, indent=1, sort_keys=True) + "\n"
-    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-    message = f"loop-contract: state of contest {contract_id} ({digest})"
-    sha = known_sha
-    for _ in range(3):
-        try:
-            if sha == _UNKNOWN:
-                sha = _read_state(repo, contract_id)[1]
-            if sha is None:
-                repo.create_file(path, message, text, branch=DATA_BRANCH)
-            else:
-                repo.update_file(path, message, text, sha, branch=DATA_BRANCH)
-            return
-        except GithubException as exc:
-            if exc.status == 404 or (exc.status == 422 and "branch" in str(exc.data).lower()):
-                _create_data_branch(repo)
-                sha = _UNKNOWN
-                continue
-            if exc.status in (409, 422):
-                log.info("state file changed under us (%s); retrying", exc.status)
-                sha = _UNKNOWN
-                continue
-            raise
-    raise RuntimeError(f"could not write {path} on {DATA_BRANCH} after 3 attempts")
-
-
-def _create_data_branch(repo: Repository) -> None:
-    base = repo.get_branch(repo.default_branch)
-    try:
-        repo.create_git_ref(f"refs/heads/{DATA_BRANCH}", base.commit.sha)
-    except GithubException as exc:
-        if exc.status != 422:  # already exists: a concurrent run made it
-            raise

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -131,6 +131,8 @@ class GateDecision:
     counted: tuple[str, ...] = ()
     ignored: tuple[tuple[str, str], ...] = ()
     head_sha: str = ""
+    merged: bool = False
+    """The pull request is merged: its recorded decision is final (set by :func:`gate_for_pr`)."""
 
     def ledger_payload(self) -> dict[str, Any]:
         """The ``human_gate`` ledger event payload (``by``, ``decision``, ``sha`` and why)."""
@@ -361,6 +363,7 @@ def gate_for_pr(repo: Repository, pr_number: int, *, seat_logins: Collection[str
         permissions=permissions,
         seat_logins=seat_logins,
     )
+    decision = replace(decision, merged=bool(pull.merged))
     logger.info(
         "review gate for #%d at %s: %s%s (%s)",
         pr_number,

@@ -30,10 +30,12 @@ from functools import partial
 from typing import TypeVar
 
 from github.GitCommit import GitCommit
-from github.GithubException import GithubException, UnknownObjectException
+from github.GithubException import GithubException
 from github.GitRef import GitRef
 from github.InputGitTreeElement import InputGitTreeElement
 from github.Repository import Repository
+
+from .missing import is_missing
 
 __all__ = [
     "DATA_BRANCH",
@@ -92,7 +94,9 @@ def _ref(repo: Repository, branch: str) -> GitRef | None:
     try:
         ref = repo.get_git_ref(f"heads/{branch}")
         ref.object  # noqa: B018 - completes a lazy ref, so a missing branch raises here
-    except UnknownObjectException:
+    except GithubException as exc:
+        if not is_missing(exc):
+            raise
         return None
     return ref
 
@@ -100,7 +104,9 @@ def _ref(repo: Repository, branch: str) -> GitRef | None:
 def _read_at(repo: Repository, path: str, ref: str) -> bytes | None:
     try:
         content = repo.get_contents(path, ref=ref)
-    except UnknownObjectException:
+    except GithubException as exc:
+        if not is_missing(exc):  # the wording of a 404 varies: "No commit found for the ref"
+            raise
         return None
     if isinstance(content, list):
         raise IsADirectoryError(f"{path} is a directory on {ref}")

@@ -1,4 +1,5 @@
-"""The ``loop-contract/winner`` commit status: success on the winner's head, failure elsewhere.
+"""The ``loop-contract/winner`` commit status: pending on the proposed winner (publish), success
+only after a person's approval (the gate), failure elsewhere.
 
 Why it is built this way:
 
