@@ -8,10 +8,11 @@ there. The pins recorded here are the verifier's memory of what the referee look
 from __future__ import annotations
 
 import json
+import re
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from . import gates
@@ -137,6 +138,34 @@ def protect_globs(contract: Contract) -> list[str]:
     return globs
 
 
+_TEST_FOLDER = re.compile(r"^(tests?|testing|[\w.-]*_tests?|tests?_[\w.-]*)$")
+
+
+def _test_folder(path: str) -> str | None:
+    """The top-most folder named like a test folder (``tests``, ``test``, ``testing``,
+    ``unit_tests``...) on the way to ``path``, or None when there is none."""
+    parts = PurePosixPath(path).parts[:-1]
+    for index, part in enumerate(parts):
+        if _TEST_FOLDER.match(part):
+            return "/".join(parts[: index + 1])
+    return None
+
+
+def referee_files(
+    files: Mapping[str, object], test_files: Iterable[str], imported: Iterable[str]
+) -> set[str]:
+    """The whole referee, beyond the collected test files: every file under the folders that
+    hold them (helpers like ``test/common.py``, fixtures, data and golden files), and every
+    module the baseline run imported from a test-named folder elsewhere (a ``testing/``
+    package). A test file beside the code (``pkg/test_core.py``) pins only itself: its folder
+    is the code under change."""
+    folders = {f for f in map(_test_folder, [*test_files, *imported]) if f is not None}
+    if not folders:
+        return set()
+    prefixes = tuple(f + "/" for f in sorted(folders))
+    return {path for path in files if path.startswith(prefixes)}
+
+
 def _test_files(nodeids: Sequence[str], files: Mapping[str, object]) -> set[str]:
     out = set()
     for nodeid in nodeids:
@@ -234,6 +263,7 @@ def take_baseline(
     explicit |= (
         {s.split("::", 1)[0] for s in contract.acceptance_selectors()} & set(files)
     ) - doctest_only
+    explicit |= referee_files(files, explicit, results.module_origins.values()) - doctest_only
     pinned = protected_paths(files, globs, explicit & set(files))
     contents = read_blobs(root, (files[p].blob for p in pinned))
     pins = {

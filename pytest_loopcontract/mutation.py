@@ -57,6 +57,17 @@ def function_of(nodeid: str) -> str:
     return "::".join(nodeid.split("::")[1:]).split("[", 1)[0]
 
 
+def _either_side_fresh(left: ast.expr, right: ast.expr) -> ast.expr:
+    """``(left == object()) or (object() == right)``, for an equality without a literal."""
+    return ast.BoolOp(
+        ast.Or(),
+        [
+            ast.Compare(left, [ast.Eq()], [_fresh()]),
+            ast.Compare(_fresh(), [ast.Eq()], [right]),
+        ],
+    )
+
+
 def _fresh() -> ast.expr:
     """``__import__("builtins").object()``: immune to a test module shadowing ``object``."""
     importer = ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant("builtins")], [])
@@ -127,8 +138,13 @@ class _Mutator(ast.NodeTransformer):
         if isinstance(op, ast.Eq):
             if self._is_approx(left) or (_is_literal(left) and not _is_literal(right)):
                 test.left = _fresh()
-            else:
+            elif _is_literal(right) or self._is_approx(right):
                 test.comparators = [_fresh()]
+            else:
+                # Neither side is plainly the expectation (``assert expected == actual`` is as
+                # common as the reverse): try both at once. An honest pair fails both halves;
+                # an always-equal value on either side passes one of them.
+                node.test = _either_side_fresh(left, right)
             return self._record(node, "expected side of '==' replaced by a fresh object")
         if isinstance(op, (ast.NotEq, ast.NotIn)):
             test.ops = [ast.Eq() if isinstance(op, ast.NotEq) else ast.In()]

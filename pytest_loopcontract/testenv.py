@@ -84,6 +84,19 @@ def _active_venv_python() -> Path | None:
     return Path(venv) / "bin" / "python" if venv else None
 
 
+def _link_folders(path: Path, limit: int = 16) -> list[Path]:
+    """Every folder on the way from ``path`` through its chain of symlinks: a venv's python
+    links to another link (a tool cache), and each must stay visible in the sandbox."""
+    folders = [path.parent]
+    for _ in range(limit):
+        if not path.is_symlink():
+            break
+        target = Path(os.readlink(path))
+        path = target if target.is_absolute() else path.parent / target
+        folders.append(path.parent)
+    return folders
+
+
 def _venv_dir(python: Path) -> Path | None:
     """The virtual environment an interpreter path belongs to (``bin/..`` with pyvenv.cfg)."""
     folder = python.parent.parent
@@ -118,7 +131,7 @@ def probe_test_env(
             "pass --python PATH or set pytest.python in the contract"
         ) from None
     exe = Path(python)
-    readable = {Path(info["base_prefix"]), exe.resolve().parent.parent, exe.parent}
+    readable = {Path(info["base_prefix"]), exe.resolve().parent.parent, *_link_folders(exe)}
     venv = _venv_dir(exe)
     if venv is not None:
         readable.add(venv)

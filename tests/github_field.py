@@ -23,9 +23,9 @@ GOOD = "CALLS = 0\n\n\ndef add(a, b):\n    global CALLS\n    CALLS += 1\n    ret
 SLOW = GOOD.replace("CALLS += 1", "for _ in range(9):\n        CALLS += 1")
 WORKFLOW = b"name: loop-contract verify\non: pull_request\n"
 NUMBERS = {"good": 11, "slow": 12, "cheat": 13}
-#: The verifier's verdicts carry no ``isolation`` key yet (the sandbox lands with the verifier
-#: issue), so the scene's contract accepts process isolation; tests/test_github_trust.py
-#: checks the default (the sandbox required) on the same verdicts.
+#: The scene's contract accepts process isolation, so the scene also works where bubblewrap
+#: cannot start; tests/test_github_trust.py checks the default (the sandbox required) on the
+#: same verdicts rewritten to say ``isolation: process``.
 CONTRACT_EXTRA = {"github": {"require_sandbox": False}}
 
 

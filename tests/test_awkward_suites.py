@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_baseline import FIXED, cli, make_repo, read_baseline
+from test_baseline import FIXED, PYPROJECT, cli, make_repo, read_baseline
 from test_launcher import baseline_ok, finding_codes, verify_json
 
 SURROGATE_TESTS = """\
@@ -39,16 +39,9 @@ def test_reports_an_undecodable_name():
     assert NAME == "cafe.txt"
 """
 
-ESCAPING_OFF = """\
-[project]
-name = "mini"
-version = "0.1.0"
-
-[tool.pytest.ini_options]
-testpaths = ["tests"]
-pythonpath = ["src"]
-disable_test_id_escaping_and_forfeit_all_rights_to_community_support = true
-"""
+ESCAPING_OFF = PYPROJECT + (
+    "disable_test_id_escaping_and_forfeit_all_rights_to_community_support = true\n"
+)
 
 
 def test_lone_surrogates_in_ids_and_messages_survive(tmp_path: Path) -> None:
@@ -256,5 +249,56 @@ def test_a_generated_ignored_file_the_suite_needs_is_copied_and_pinned(tmp_path:
     assert "src/mini/_version.py" in recorded["extra"]["included"]
     (repo / "src/mini/core.py").write_text(FIXED, "utf-8")
     (repo / "src/mini/_version.py").write_text("VERSION = 'cheat'\n")  # the pin wins
+    code, verdict = verify_json(repo)
+    assert code == 0, verdict["reasons"]
+
+
+HELPER = "def assert_equal(expected, result):\n    assert expected == result\n"
+USES_HELPER = (
+    "from common import assert_equal\nfrom mini.core import double, triple\n\n\n"
+    "def test_double(two):\n    assert_equal(4, double(two))\n\n\n"
+    "def test_triple():\n    assert_equal(6, triple(2))\n"
+)
+
+
+def test_a_test_helper_is_part_of_the_referee(tmp_path: Path) -> None:
+    """tabulate's tests assert through ``test/common.py``; a candidate that guts the helper
+    (the library still broken) is tampering, and the honest fix still passes."""
+    repo = make_repo(
+        tmp_path / "mini",
+        **{
+            "tests/common.py": HELPER,
+            "tests/test_core.py": USES_HELPER,
+            "tests/data/golden.txt": "6\n",
+        },
+    )
+    baseline_ok(repo)
+    pins = read_baseline(repo)["pins"]
+    assert {"tests/common.py", "tests/data/golden.txt"} <= set(pins)
+    (repo / "tests/common.py").write_text(
+        "def assert_equal(expected, result):\n    assert expected == result or True\n"
+    )
+    code, verdict = verify_json(repo)
+    assert code == 25
+    assert "protected_path_modified" in finding_codes(verdict)
+    (repo / "tests/common.py").write_text(HELPER)
+    (repo / "src/mini/core.py").write_text(FIXED, "utf-8")
+    code, verdict = verify_json(repo)
+    assert code == 0, verdict["reasons"]
+
+
+def test_a_test_beside_the_code_does_not_pin_the_code(tmp_path: Path) -> None:
+    from test_baseline import contract
+
+    beside = "from mini.core import triple\n\n\ndef test_triple():\n    assert triple(2) == 6\n"
+    text = contract(tests=("src/mini/test_core.py::test_triple",))
+    settings = PYPROJECT.replace('testpaths = ["tests"]', 'testpaths = ["tests", "src"]')
+    repo = make_repo(
+        tmp_path / "mini",
+        **{"src/mini/test_core.py": beside, "loopcontract.yml": text, "pyproject.toml": settings},
+    )
+    baseline_ok(repo)
+    assert "src/mini/core.py" not in read_baseline(repo)["pins"]
+    (repo / "src/mini/core.py").write_text(FIXED, "utf-8")
     code, verdict = verify_json(repo)
     assert code == 0, verdict["reasons"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -181,8 +182,15 @@ def test_a_verdict_from_process_isolation_is_refused_by_default(
 ) -> None:
     pinned = load_contract(field["root"] / "loopcontract.yml")
     strict = dataclasses.replace(pinned, github={})  # same sha256: the default setting
+    # The same verdicts as a machine without bubblewrap writes them: isolation process.
+    artifacts = tmp_path / "artifacts"
+    shutil.copytree(field["artifacts"], artifacts)
+    for verdict_file in artifacts.glob("*/verdict.json"):
+        document = json.loads(verdict_file.read_text("utf-8"))
+        document["isolation"] = "process"
+        verdict_file.write_text(json.dumps(document), "utf-8")
     with server(field) as gh:
-        outcome = publish_good(gh, field, tmp_path, contract=strict)
+        outcome = publish_good(gh, field, tmp_path, contract=strict, artifacts=artifacts)
         assert stage_of(outcome, "good") == ("hard", "verification_untrusted")
         assert outcome.result["winner"] is None
 

@@ -282,6 +282,26 @@ def test_mutation_catches_always_equal_and_self_comparison_but_not_honest_code()
             namespace[name]()
 
 
+def test_mutation_of_an_expected_first_equality_without_literals() -> None:
+    """``assert {"c": C(1)} == build()`` (attrs writes its tests so): neither side is a literal,
+    so both are tried; an always-equal result with a non-constant ``__eq__`` is caught on the
+    right as on the left, and honest values fail both halves."""
+    source = (
+        "class Sly:\n    def __init__(self):\n        self.v = 1\n"
+        "    def __eq__(self, o):\n        return o is not self.v or self.v is not None\n"
+        "def C(x):\n    return ('c', x)\n"
+        "def test_cheat_right():\n    assert {'c': C(1)} == Sly()\n"
+        "def test_cheat_left():\n    assert Sly() == {'c': C(1)}\n"
+        "def test_honest():\n    assert {'c': C(1)} == {'c': C(1)}\n"
+    )
+    namespace: dict = {}
+    exec(compile(mutate_expectations(source).source, "m.py", "exec"), namespace)
+    namespace["test_cheat_right"]()  # still passes: vacuous
+    namespace["test_cheat_left"]()
+    with pytest.raises(AssertionError):
+        namespace["test_honest"]()
+
+
 def test_reach_variant_raises_where_a_mutation_would_be() -> None:
     result = mutate_expectations(MUTANT_SOURCE, reach=True, only=["TestB::test_c"])
     assert result.source.count("loop-contract: mutated assertion reached") == 2

@@ -441,7 +441,8 @@ def test_fork_bomb_ends_in_an_error_not_a_pass(tmp_path: Path) -> None:
     (repo / "src/mini/core.py").write_text(bomb)
     try:
         _code, verdict = verify_json(repo)
-        assert verdict["verdict"] == "error" and "timeout" in reason_codes(verdict)
+        # never a pass; the reward rules also hold the unwaited fork for a person
+        assert verdict["verdict"] != "pass" and "timeout" in reason_codes(verdict)
         deadline = time.monotonic() + 10
         while processes_with(token) and time.monotonic() < deadline:
             time.sleep(0.2)
