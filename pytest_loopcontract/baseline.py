@@ -351,11 +351,17 @@ def _collect_error_hint(errors: Sequence[Mapping[str, str]], nodeids: Sequence[s
         if not files or where in files or not where:
             last = [ln for ln in error.get("message", "").splitlines() if ln.strip()][-1:]
             said = last[0].strip() if last else "no message"
-            return (
-                f"; collecting {where or 'the session'} failed: {said} (the code under test "
-                "or a test dependency does not import at baseline: check pytest.python and "
-                "pytest.pythonpath in the contract)"
-            )
+            if "cannot import name" in said:
+                why = (
+                    "the test imports a name the fix has yet to add; acceptance tests must "
+                    "be collectable at baseline, so import it inside the test function"
+                )
+            else:
+                why = (
+                    "the code under test or a test dependency does not import at baseline: "
+                    "check pytest.python and pytest.pythonpath in the contract"
+                )
+            return f"; collecting {where or 'the session'} failed: {said} ({why})"
     return ""
 
 
