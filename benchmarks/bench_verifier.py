@@ -1004,6 +1004,8 @@ def print_report(result: dict[str, Any], path: Path) -> None:
         "inprocess_overhead_vs_plain_le_5pct": "in-process overhead <= 5 % over plain pytest",
         "inprocess_no_worse_than_reportlog": "in-process no worse than pytest-reportlog",
         "launcher_fixed_cost_lt_1s": "launcher fixed cost < 1 s",
+        "sandbox_verify_le_1_15x_plain": "verify in the sandbox <= 1.15x plain pytest",
+        "sandbox_verify_le_0_5s_over_plain": "verify in the sandbox <= 0.5 s over plain pytest",
     }
     for key, status in result["targets"].items():
         print(f"  [{status}] {labels[key]}")
