@@ -45,6 +45,10 @@ __all__ = [
 ]
 
 INNER_NAME = "_loopcontract_inner"
+# The folder holding this package, readable in the sandbox: where pytest-loopcontract is also
+# installed in the test environment (editable, from a checkout under /tmp or $HOME), its
+# pytest11 entry point loads at baseline (plugin autoload on) and must find its files.
+VERIFIER_HOME = Path(__file__).resolve().parent.parent
 TERM_GRACE = 10.0
 
 TAIL_BYTES = 8192
@@ -294,7 +298,7 @@ def prepare_run(
         network=contract.egress_allow is None or bool(contract.egress_allow),
         hidden=hidden,
         aliases=[root.resolve()],
-        readable=testenv.readable,
+        readable=(*testenv.readable, VERIFIER_HOME),
         writable=extra_writable(),
     )
     return RunSetup(testenv, confinement)
