@@ -50,7 +50,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from pytest_loopcontract.checkpoints import (  # noqa: E402
+from pytest_loopcontract.checkpoints.rules import (  # noqa: E402
     default_patterns,
     scan_command,
     split_command,

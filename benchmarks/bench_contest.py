@@ -43,9 +43,9 @@ sys.path.insert(0, str(ROOT / "examples" / "contest"))
 
 from prepare import GIT_ENV, make_repo  # noqa: E402
 
-from pytest_loopcontract.baseline import take_baseline  # noqa: E402
 from pytest_loopcontract.contest.verification import verify_field  # noqa: E402
-from pytest_loopcontract.verify import verify  # noqa: E402
+from pytest_loopcontract.verifier.baseline import take_baseline  # noqa: E402
+from pytest_loopcontract.verifier.verify import verify  # noqa: E402
 
 TARGET_RATIO = 0.6
 CANDIDATES = 8

@@ -41,8 +41,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.history import HISTORY_FILE, History
-from pytest_loopcontract.state import load_state, reduce, save_state
+from pytest_loopcontract.loop.history import HISTORY_FILE, History
+from pytest_loopcontract.loop.state import load_state, reduce, save_state
 
 HERE = Path(__file__).resolve().parent
 TARGET_REBUILD_S = 1.0

@@ -367,7 +367,7 @@ PHASES = (
 
 @contextlib.contextmanager
 def phase_timer() -> Iterator[dict[str, float]]:
-    import pytest_loopcontract.verify as vmod
+    import pytest_loopcontract.verifier.verify as vmod
 
     spent: dict[str, float] = {}
     originals: dict[str, Callable[..., Any]] = {}
@@ -396,7 +396,7 @@ def phase_timer() -> Iterator[dict[str, float]]:
 
 
 def run_verify_api(repo: Path, out: Path) -> dict[str, Any]:
-    from pytest_loopcontract.verify import verify
+    from pytest_loopcontract.verifier.verify import verify
 
     with phase_timer() as spent:
         c0 = _children_cpu() + time.process_time()
@@ -542,9 +542,9 @@ import pytest_loopcontract.plugin as _plugin
 
 SPENT = {"import pytest_loopcontract.plugin": time.perf_counter() - _T0}
 _T1 = time.perf_counter()
-import pytest_loopcontract.contract as _contract
-import pytest_loopcontract.inner.collector as _collector
-import pytest_loopcontract.inprocess as _ip
+import pytest_loopcontract.contract.model as _contract
+import pytest_loopcontract.verifier.inner.collector as _collector
+import pytest_loopcontract.verifier.inprocess as _ip
 import pytest_loopcontract.verdict as _vd
 
 SPENT["import inprocess, evaluate, baseline, ... (lazy imports)"] = time.perf_counter() - _T1
@@ -652,7 +652,7 @@ def profile_plugin(repo: Path, out: Path) -> dict[str, Any]:
 def profile_launcher(repo: Path, out: Path) -> dict[str, Any]:
     """cProfile one verify() call in this process (the launcher side only; the child pytest
     shows up as a wait inside run_pytest)."""
-    from pytest_loopcontract.verify import verify
+    from pytest_loopcontract.verifier.verify import verify
 
     prof = out / "profile-verify.prof"
     profiler = cProfile.Profile()
@@ -878,7 +878,7 @@ def main() -> int:
         commands[VERIFY_PROCESS] = (
             "LOOP_CONTRACT_ISOLATION=process python -m pytest_loopcontract verify --json"
         )
-        commands[VERIFY_API] = "pytest_loopcontract.verify.verify(repo)"
+        commands[VERIFY_API] = "pytest_loopcontract.verifier.verify.verify(repo)"
         result = {
             "benchmark": "verifier",
             "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

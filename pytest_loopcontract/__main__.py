@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .launcher import main
+from pytest_loopcontract.launcher import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from . import hookspecs
+from pytest_loopcontract import hookspecs
 
 if TYPE_CHECKING:
-    from .contest.seats import Seat, SeatRun
+    from pytest_loopcontract.contest.seats import Seat, SeatRun
 
 __all__ = ["metric_sources", "plugin_manager", "seat_result"]
 
@@ -24,13 +24,13 @@ class _Builtins:
 
     @hookspecs.hookimpl
     def loopcontract_metric_sources(self) -> Mapping[str, Callable[..., Any]]:
-        from .sensors import BUILTIN_SOURCES
+        from pytest_loopcontract.verifier.sensors import BUILTIN_SOURCES
 
         return BUILTIN_SOURCES
 
     @hookspecs.hookimpl(trylast=True)
     def loopcontract_seat_result(self, run: SeatRun, report_file: Path) -> SeatRun:
-        from .contest.seats import apply_report, read_report
+        from pytest_loopcontract.contest.seats import apply_report, read_report
 
         return apply_report(run, read_report(report_file))
 
@@ -58,7 +58,7 @@ def seat_result(seat: Seat, run: SeatRun, report_file: Path) -> SeatRun:
     A contest must not crash because an adapter did: if one raises or answers with something
     that is not a ``SeatRun``, the built-in reading is used and a note says why.
     """
-    from .contest.seats import SeatRun, apply_report, read_report
+    from pytest_loopcontract.contest.seats import SeatRun, apply_report, read_report
 
     hook = plugin_manager().hook.loopcontract_seat_result
     try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from .contest.seats import Seat, SeatRun
+    from pytest_loopcontract.contest.seats import Seat, SeatRun
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
 

@@ -97,7 +97,7 @@ def run_clean(boot: dict[str, object], argv: Sequence[str] | None = None) -> int
     contaminated = [str(m) for m in listed] if isinstance(listed, list) else []
     if contaminated:
         return _refuse(str(boot.get("repo", os.getcwd())), contaminated)
-    from .cli import main as dispatch
+    from pytest_loopcontract.cli.main import main as dispatch
 
     return dispatch(list(sys.argv[1:] if argv is None else argv))
 

@@ -15,11 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .inner import CONFIG_ENV, DOD_MARKER, install_egress, leftover_egress
-from .inner.collector import ResultCollector, WorkerMarks, loop_metric
+from pytest_loopcontract.verifier.inner import (
+    CONFIG_ENV,
+    DOD_MARKER,
+    install_egress,
+    leftover_egress,
+)
+from pytest_loopcontract.verifier.inner.collector import ResultCollector, WorkerMarks, loop_metric
 
 if TYPE_CHECKING:
-    from .contract import Contract
+    from pytest_loopcontract.contract.model import Contract
 
 __all__ = ["VerdictWriter", "loop_metric"]
 
@@ -58,7 +63,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) 
     path = _contract_arg(args)
     if path is None or os.environ.get(CONFIG_ENV):
         return
-    from .contract import ContractError, load_contract
+    from pytest_loopcontract.contract.model import ContractError, load_contract
 
     try:
         extra = load_contract(Path(path)).pytest.args
@@ -83,8 +88,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not contract or os.environ.get(CONFIG_ENV):
         # Not asked for, or a launcher runs this session: its injected collector records it.
         return
-    from .contract import ContractError
-    from .inprocess import load_for_session
+    from pytest_loopcontract.contract.model import ContractError
+    from pytest_loopcontract.verifier.inprocess import load_for_session
 
     try:
         loaded = load_for_session(config, str(contract))
@@ -101,7 +106,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if config.pluginmanager.has_plugin("loopcontract-egress"):
-        from .inner import egress
+        from pytest_loopcontract.verifier.inner import egress
 
         egress.uninstall()
 
@@ -116,7 +121,7 @@ class VerdictWriter(ResultCollector):
         self.verdict: dict[str, Any] | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        from .evaluate import utc_now
+        from pytest_loopcontract.verifier.evaluate import utc_now
 
         self.started_at = utc_now()
         self._write_provisional()
@@ -124,8 +129,8 @@ class VerdictWriter(ResultCollector):
     def _write_provisional(self) -> None:
         """Leave an ``error`` verdict on disk until the real one replaces it, so a run that
         dies half-way (os._exit, a kill) never leaves an older ``pass`` looking current."""
-        from .inprocess import incomplete_verdict
-        from .verdict import write_json_atomic
+        from pytest_loopcontract.verdict import write_json_atomic
+        from pytest_loopcontract.verifier.inprocess import incomplete_verdict
 
         write_json_atomic(
             self.verdict_path(),
@@ -134,9 +139,9 @@ class VerdictWriter(ResultCollector):
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from .inprocess import verdict_in_process
-        from .results import RunResults
-        from .verdict import write_json_atomic
+        from pytest_loopcontract.verdict import write_json_atomic
+        from pytest_loopcontract.verifier.inprocess import verdict_in_process
+        from pytest_loopcontract.verifier.results import RunResults
 
         data = self.results(session, exitstatus, leftover_egress(self.config))
         results = RunResults.from_json(data)
@@ -158,7 +163,7 @@ class VerdictWriter(ResultCollector):
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.verdict is None:
             return
-        from .verdict import render_checklist
+        from pytest_loopcontract.verdict import render_checklist
 
         terminalreporter.section("loop contract")
         for line in render_checklist(self.verdict):

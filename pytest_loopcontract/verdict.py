@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .gates import DodResult, GateResult
+from pytest_loopcontract.verifier.gates import DodResult, GateResult
 
 __all__ = [
     "EXIT_AWAIT_HUMAN",

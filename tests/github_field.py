@@ -13,7 +13,7 @@ from conftest import GIT_ENV, git
 from contest_project import make_project
 from fake_github import FakeGitHub
 
-from pytest_loopcontract.contract import load_contract
+from pytest_loopcontract.contract.model import load_contract
 from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.publish import DATA_BRANCH, publish
 from pytest_loopcontract.github.trust import DEFAULT_VERIFY_WORKFLOW, VerifyRun

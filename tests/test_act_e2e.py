@@ -82,9 +82,12 @@ SEATS = {
 # has it, no verdict can say "sandbox", so the scene's contract accepts process isolation;
 # once it lands, the contract takes the default and the good seat must have run in the
 # sandbox (bubblewrap, which the verify workflow installs) to win.
-SANDBOXED = "isolation" in json.loads(
-    (ROOT / "pytest_loopcontract" / "schemas" / "verdict.schema.json").read_text("utf-8")
-)["properties"]
+SANDBOXED = (
+    "isolation"
+    in json.loads(
+        (ROOT / "pytest_loopcontract" / "schemas" / "verdict.schema.json").read_text("utf-8")
+    )["properties"]
+)
 CONTRACT_GITHUB = {
     "require_sandbox": SANDBOXED,
     # the action here installs "$ACTION_PATH/.." (this package) from the checkout it runs in
@@ -94,7 +97,6 @@ REMOTE_USES = re.compile(r"uses:\s*([\w.-]+/([\w.-]+)@[0-9a-f]{40})")
 WRITES = {"POST", "PATCH", "PUT", "DELETE"}
 # Generous: a run installs the package in every job; assert behaviour, never time.
 TIMEOUT = 1800
-
 
 
 @pytest.fixture(autouse=True)

@@ -31,9 +31,9 @@ from conftest import (
     run_cli,
 )
 
-from pytest_loopcontract.agent_hooks import HOOK_MARKER
-from pytest_loopcontract.history import History
-from pytest_loopcontract.state import reduce
+from pytest_loopcontract.loop.agent_hooks import HOOK_MARKER
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.state import reduce
 
 # Split so that this file is not itself a secret to a scanner; the pattern is AKIA + 16.
 AWS_KEY = "AKIA" + "QZ7XW3KD5RJ2MB4T"

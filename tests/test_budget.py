@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.budget import (
+from pytest_loopcontract.loop.budget import (
     Caps,
     Spend,
     crossed,
@@ -26,8 +26,8 @@ from pytest_loopcontract.budget import (
     start_instant,
     time_budget_exceeded,
 )
-from pytest_loopcontract.history import History, Instant, Record
-from pytest_loopcontract.state import reduce
+from pytest_loopcontract.loop.history import History, Instant, Record
+from pytest_loopcontract.loop.state import reduce
 
 PY = sys.executable
 
@@ -140,8 +140,8 @@ def test_explicit_caps_and_no_caps(tmp_path: Path) -> None:
 SPENDER = textwrap.dedent(
     """
     import os, random, sys, time
-    from pytest_loopcontract.budget import Spend, record_spend
-    from pytest_loopcontract.history import History
+    from pytest_loopcontract.loop.budget import Spend, record_spend
+    from pytest_loopcontract.loop.history import History
     state, seat, go, until = sys.argv[1:5]
     rng = random.Random(seat)
     print("ready", flush=True)

@@ -17,8 +17,8 @@ from conftest import git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_loopcontract import checkpoints
-from pytest_loopcontract.checkpoints import (
+from pytest_loopcontract.checkpoints import rules as checkpoints
+from pytest_loopcontract.checkpoints.rules import (
     Command,
     Hit,
     Match,
@@ -36,8 +36,8 @@ from pytest_loopcontract.checkpoints import (
     shannon_entropy,
     split_command,
 )
-from pytest_loopcontract.contract import parse_contract
-from pytest_loopcontract.contract_schema import load_schema
+from pytest_loopcontract.contract.model import parse_contract
+from pytest_loopcontract.contract.schema import load_schema
 
 WS = "/srv/ws"
 HOME = "/home/agent"

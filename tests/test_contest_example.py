@@ -29,7 +29,7 @@ from pytest_loopcontract.contest.lessons import lesson_from_verdict, prompt_bloc
 from pytest_loopcontract.contest.matrix import Cell, score_matrix
 from pytest_loopcontract.contest.packets import CandidateView, build_packet
 from pytest_loopcontract.contest.prompting import contest_prompt, retry_notes
-from pytest_loopcontract.contract import Contract, load_contract
+from pytest_loopcontract.contract.model import Contract, load_contract
 
 CONTEST = ROOT / "examples" / "contest"
 SEATS = ("alpha", "beta", "gamma")

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_loopcontract.contract import (
+from pytest_loopcontract.contract.model import (
     Boundaries,
     Budget,
     ContractError,
@@ -26,7 +26,7 @@ from pytest_loopcontract.contract import (
     PytestSettings,
     load_contract,
 )
-from pytest_loopcontract.contract_schema import load_schema, validate_document
+from pytest_loopcontract.contract.schema import load_schema, validate_document
 
 FULL = """\
 # every block of contract v1

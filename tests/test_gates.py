@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_loopcontract import gates
 from pytest_loopcontract.verdict import (
     EXIT_MET,
     EXIT_NOT_MET,
@@ -18,6 +17,7 @@ from pytest_loopcontract.verdict import (
     Reason,
     decide,
 )
+from pytest_loopcontract.verifier import gates
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from conftest import GIT_ENV, run_cli
 from fake_github import FakeGitHub
 from github_field import make_field, repo_of, run_publish, server, verify_run
 
-from pytest_loopcontract.contract import load_contract
+from pytest_loopcontract.contract.model import load_contract
 from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.decide import gate
 from pytest_loopcontract.github.participants import contract_logins
@@ -223,9 +223,7 @@ def test_candidates_sharing_a_head_are_all_duplicates(
             assert "duplicate_head" in gh.comments(number)[0].body
 
 
-def test_a_run_for_one_head_never_speaks_for_another(
-    field: dict[str, Any], tmp_path: Path
-) -> None:
+def test_a_run_for_one_head_never_speaks_for_another(field: dict[str, Any], tmp_path: Path) -> None:
     """The slow seat's run uploads a 'pass' for good: it is not good's run, so it is ignored."""
     with server(field) as gh:
         outcome = run_publish(gh, field, tmp_path, run=verify_run(field["heads"]["slow"], 12))

@@ -35,18 +35,18 @@ from test_baseline import (
     read_baseline,
 )
 
-from pytest_loopcontract.contract import parse_contract
-from pytest_loopcontract.evaluate import Evidence, evaluate, utc_now
-from pytest_loopcontract.results import RunResults, TestRecord
-from pytest_loopcontract.runner import run_pytest
-from pytest_loopcontract.tamper import (
+from pytest_loopcontract.contract.model import parse_contract
+from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, utc_now
+from pytest_loopcontract.verifier.results import RunResults, TestRecord
+from pytest_loopcontract.verifier.runner import run_pytest
+from pytest_loopcontract.verifier.tamper.pins import (
     boundary_findings,
     crosscheck_findings,
     harness_findings,
     pin_findings,
 )
-from pytest_loopcontract.verify import _run_errors
-from pytest_loopcontract.workspace import DEFAULT_PROTECT, Pin, TreeEntry, match_glob
+from pytest_loopcontract.verifier.verify import _run_errors
+from pytest_loopcontract.verifier.workspace import DEFAULT_PROTECT, Pin, TreeEntry, match_glob
 
 HAS_XDIST = importlib.util.find_spec("xdist") is not None
 HAS_HYPOTHESIS = importlib.util.find_spec("hypothesis") is not None
@@ -1052,7 +1052,7 @@ def test_doctest_module_is_not_pinned_so_its_fix_counts(tmp_path: Path) -> None:
 
 
 def test_harness_patch_through_an_alias_is_found() -> None:
-    from pytest_loopcontract.tamper import harness_findings
+    from pytest_loopcontract.verifier.tamper.pins import harness_findings
 
     diff = (
         "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_loopcontract.progress import (
+from pytest_loopcontract.loop.progress import (
     EMPTY_DIFF_HASH,
     diff_hash,
     no_progress,

@@ -40,6 +40,7 @@ from pytest_loopcontract.github.review_gate import (
 def _recorded_data() -> None:
     github_data.require()  # skips without tests/data/github, fails under CI's REQUIRE_TOOLS=1
 
+
 HEAD = "1f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c"
 OLD = events.RECORDED_HEAD_SHA
 AUTHOR = "seat-author"

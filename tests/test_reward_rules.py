@@ -8,9 +8,9 @@ from importlib import resources
 
 import pytest
 
-from pytest_loopcontract.mutation import function_of, mutate_expectations
-from pytest_loopcontract.reward_literals import expectations, is_distinctive, literal_hits
-from pytest_loopcontract.reward_rules import RULES, RuleHit, new_hits, scan_source
+from pytest_loopcontract.verifier.tamper.literals import expectations, is_distinctive, literal_hits
+from pytest_loopcontract.verifier.tamper.mutation import function_of, mutate_expectations
+from pytest_loopcontract.verifier.tamper.rules import RULES, RuleHit, new_hits, scan_source
 
 
 def codes(source: str, *, path: str = "src/pkg/m.py", coverage_gate: bool = False) -> list[str]:
@@ -336,8 +336,8 @@ HEAD = "version: 1\nid: x\ndod:\n  - {id: a, text: a, tests: [t.py::test_a]}\n"
     ],
 )
 def test_tamper_section_errors_name_the_line(tail: str, message: str) -> None:
-    from pytest_loopcontract.contract import ContractError
-    from pytest_loopcontract.contract_schema import validate_document
+    from pytest_loopcontract.contract.model import ContractError
+    from pytest_loopcontract.contract.schema import validate_document
 
     with pytest.raises(ContractError) as caught:
         validate_document((HEAD + tail).encode(), "loopcontract.yml")
@@ -347,7 +347,7 @@ def test_tamper_section_errors_name_the_line(tail: str, message: str) -> None:
 
 
 def test_tamper_section_is_read_into_the_contract(tmp_path) -> None:
-    from pytest_loopcontract.contract import load_contract
+    from pytest_loopcontract.contract.model import load_contract
 
     path = tmp_path / "loopcontract.yml"
     path.write_text(
@@ -364,7 +364,7 @@ def test_tamper_section_is_read_into_the_contract(tmp_path) -> None:
 
 
 def _contract(tmp_path, tail: str = ""):
-    from pytest_loopcontract.contract import load_contract
+    from pytest_loopcontract.contract.model import load_contract
 
     path = tmp_path / "loopcontract.yml"
     path.write_text(HEAD + tail, "utf-8")
@@ -372,7 +372,7 @@ def _contract(tmp_path, tail: str = ""):
 
 
 def test_static_checks_report_unreadable_files_instead_of_crashing(tmp_path) -> None:
-    from pytest_loopcontract.reward_checks import static_checks
+    from pytest_loopcontract.verifier.tamper.checks import static_checks
 
     sources = {"src/a.py": b"\xff\xfe not utf-8", "src/b.py": b"import gc\ngc.get_objects()\n"}
     out = static_checks(
@@ -397,9 +397,9 @@ def test_static_checks_report_unreadable_files_instead_of_crashing(tmp_path) -> 
 
 
 def test_vacuous_check_names_what_it_could_not_do(tmp_path) -> None:
-    from pytest_loopcontract.results import RunResults, TestRecord
-    from pytest_loopcontract.reward_checks import VacuousRunner, vacuous_pass_check
-    from pytest_loopcontract.runner import PytestRun
+    from pytest_loopcontract.verifier.results import RunResults, TestRecord
+    from pytest_loopcontract.verifier.runner import PytestRun
+    from pytest_loopcontract.verifier.tamper.checks import VacuousRunner, vacuous_pass_check
 
     results = RunResults(nonce="n", tests=[TestRecord("t.py::test_a", "passed", 0.1, "call")])
     unparsable = VacuousRunner(

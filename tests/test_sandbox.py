@@ -33,7 +33,7 @@ from test_launcher import (
     with_pytest_settings,
 )
 
-from pytest_loopcontract.sandbox import bwrap_problem
+from pytest_loopcontract.verifier.sandbox import bwrap_problem
 
 HAS_BWRAP = bwrap_problem() == ""
 MODES = [

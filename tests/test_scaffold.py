@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_loopcontract.contract import load_contract
-from pytest_loopcontract.contract_schema import validate_document
-from pytest_loopcontract.scaffold import parse_checklist, render_contract, slugify
+from pytest_loopcontract.contract.model import load_contract
+from pytest_loopcontract.contract.scaffold import parse_checklist, render_contract, slugify
+from pytest_loopcontract.contract.schema import validate_document
 
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 

@@ -25,7 +25,7 @@ from pytest_loopcontract.contest.seats import (
     run_seat,
     seats_from_contract,
 )
-from pytest_loopcontract.contract import parse_contract
+from pytest_loopcontract.contract.model import parse_contract
 from pytest_loopcontract.hookspecs import hookimpl
 
 

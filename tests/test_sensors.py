@@ -20,10 +20,10 @@ from coverage.results import display_covered
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_loopcontract import sensors
-from pytest_loopcontract.contract import MeasuredGate
-from pytest_loopcontract.results import RecordedMetric, TestRecord
-from pytest_loopcontract.sensors import (
+from pytest_loopcontract.contract.model import MeasuredGate
+from pytest_loopcontract.verifier import sensors
+from pytest_loopcontract.verifier.results import RecordedMetric, TestRecord
+from pytest_loopcontract.verifier.sensors import (
     BUILTIN_SOURCES,
     Observation,
     SensorContext,

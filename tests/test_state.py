@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_loopcontract.history import HISTORY_FILE, ZERO_HASH, History, Record
-from pytest_loopcontract.state import (
+from pytest_loopcontract.loop.history import HISTORY_FILE, ZERO_HASH, History, Record
+from pytest_loopcontract.loop.state import (
     MAX_USD,
     PROGRESS_KEEP,
     STATE_FILE,
@@ -344,7 +344,7 @@ def test_no_state_folder_is_said_and_not_created(tmp_path: Path) -> None:
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from pytest_loopcontract.state import LoopLock
+    from pytest_loopcontract.loop.state import LoopLock
     with LoopLock(sys.argv[1], ["loop-contract", "loop", "--", "claude", "-p", "fix it"]):
         print("locked", flush=True)
         time.sleep(60)

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .ledger import NOT_REPORTED, Ledger, canonical_json
+from pytest_loopcontract.contest.ledger import NOT_REPORTED, Ledger, canonical_json
 
 __all__ = [
     "CERT_VERSION",

@@ -25,9 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .matrix import ROWS, Cell
-from .packets import CandidateView, build_packet, redact_secrets, write_packet
-from .replies import DiscardedCell, parse_reply
+from pytest_loopcontract.contest.matrix import ROWS, Cell
+from pytest_loopcontract.contest.packets import (
+    CandidateView,
+    build_packet,
+    redact_secrets,
+    write_packet,
+)
+from pytest_loopcontract.contest.replies import DiscardedCell, parse_reply
 
 __all__ = [
     "ASK_STATUSES",

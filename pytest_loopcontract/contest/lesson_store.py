@@ -35,7 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .lessons import (
+from pytest_loopcontract.contest.lessons import (
     DOMAIN_PATTERN,
     HEADER,
     Lesson,

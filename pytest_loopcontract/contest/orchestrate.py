@@ -25,22 +25,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from ..baseline import BaselineRecord, baseline_path, load_baseline, take_baseline
-from ..contract import Contract
-from ..evaluate import utc_now
-from ..verdict import EXIT_AWAIT_HUMAN, EXIT_NOT_MET, write_json_atomic, write_text_atomic
-from ..verify import pinned_contract
-from ..workspace import STATE_DIR, WorkspaceError, diff_text, git, snapshot_worktree
-from . import certificate
-from .bracket import Entrant, run_bracket
-from .judging import JudgeOutcome
-from .ledger import Ledger
-from .lesson_store import LessonStore
-from .lessons import Lesson, lesson_from_verdict
-from .matrix import MatrixResult, score_matrix
-from .packets import CandidateView
-from .panel import (
+from pytest_loopcontract import __version__
+from pytest_loopcontract.contest import certificate
+from pytest_loopcontract.contest.bracket import Entrant, run_bracket
+from pytest_loopcontract.contest.judging import JudgeOutcome
+from pytest_loopcontract.contest.ledger import Ledger
+from pytest_loopcontract.contest.lesson_store import LessonStore
+from pytest_loopcontract.contest.lessons import Lesson, lesson_from_verdict
+from pytest_loopcontract.contest.matrix import MatrixResult, score_matrix
+from pytest_loopcontract.contest.packets import CandidateView
+from pytest_loopcontract.contest.panel import (
     PanelSettings,
     bracket_document,
     convene,
@@ -51,13 +45,40 @@ from .panel import (
     save_seat_log,
     task_of,
 )
-from .progress import RunProgress
-from .prompting import contest_prompt, retry_notes
-from .routes import RouteTable
-from .seats import Seat, SeatRun, run_seat, seats_from_contract
-from .standing import gate_stage, gate_summary
-from .verification import FieldVerdict, verify_field
-from .worktrees import CandidateError, Worktree, add_worktree, capture_candidate
+from pytest_loopcontract.contest.progress import RunProgress
+from pytest_loopcontract.contest.prompting import contest_prompt, retry_notes
+from pytest_loopcontract.contest.routes import RouteTable
+from pytest_loopcontract.contest.seats import Seat, SeatRun, run_seat, seats_from_contract
+from pytest_loopcontract.contest.standing import gate_stage, gate_summary
+from pytest_loopcontract.contest.verification import FieldVerdict, verify_field
+from pytest_loopcontract.contest.worktrees import (
+    CandidateError,
+    Worktree,
+    add_worktree,
+    capture_candidate,
+)
+from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.verdict import (
+    EXIT_AWAIT_HUMAN,
+    EXIT_NOT_MET,
+    write_json_atomic,
+    write_text_atomic,
+)
+from pytest_loopcontract.verifier.baseline import (
+    BaselineRecord,
+    baseline_path,
+    load_baseline,
+    take_baseline,
+)
+from pytest_loopcontract.verifier.evaluate import utc_now
+from pytest_loopcontract.verifier.verify import pinned_contract
+from pytest_loopcontract.verifier.workspace import (
+    STATE_DIR,
+    WorkspaceError,
+    diff_text,
+    git,
+    snapshot_worktree,
+)
 
 __all__ = [
     "ContestError",
@@ -888,7 +909,7 @@ def _retry_log(cand: _Candidate) -> list[str]:
 
 
 def _changed(root: Path, before: str, after: str) -> list[tuple[str, str]]:
-    from ..workspace import changed_paths
+    from pytest_loopcontract.verifier.workspace import changed_paths
 
     return changed_paths(root, before, after)
 

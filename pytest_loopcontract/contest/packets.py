@@ -33,9 +33,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..verdict import write_json_atomic
-from .matrix import ROWS
-from .replies import reply_schema
+from pytest_loopcontract.contest.matrix import ROWS
+from pytest_loopcontract.contest.replies import reply_schema
+from pytest_loopcontract.verdict import write_json_atomic
 
 __all__ = [
     "CANDIDATE_MARK",

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..contract import Contract
-from ..verdict import write_text_atomic
-from .bracket import BracketResult
-from .judging import AskResult, JudgeOutcome, run_judge
-from .lessons import Lesson
-from .matrix import ROWS, Cell, MatrixResult
-from .packets import CandidateView
-from .seats import Seat, SeatRun, run_seat
+from pytest_loopcontract.contest.bracket import BracketResult
+from pytest_loopcontract.contest.judging import AskResult, JudgeOutcome, run_judge
+from pytest_loopcontract.contest.lessons import Lesson
+from pytest_loopcontract.contest.matrix import ROWS, Cell, MatrixResult
+from pytest_loopcontract.contest.packets import CandidateView
+from pytest_loopcontract.contest.seats import Seat, SeatRun, run_seat
+from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.verdict import write_text_atomic
 
 __all__ = [
     "PanelSettings",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..contract import Contract
+from pytest_loopcontract.contract.model import Contract
 
 __all__ = ["contest_prompt", "retry_notes"]
 

@@ -32,7 +32,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from .matrix import ROWS, Cell
+from pytest_loopcontract.contest.matrix import ROWS, Cell
 
 __all__ = [
     "MAX_REPLY_BYTES",

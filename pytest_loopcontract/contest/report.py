@@ -31,8 +31,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ..verdict import write_text_atomic
-from .markup import (
+from pytest_loopcontract.contest.markup import (
     code_block,
     code_span,
     escape_html,
@@ -40,6 +39,7 @@ from .markup import (
     mermaid_label,
     plain_text,
 )
+from pytest_loopcontract.verdict import write_text_atomic
 
 __all__ = [
     "AGENT_LABEL",

@@ -33,8 +33,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..verdict import write_bytes_atomic
-from .lessons import DOMAIN_PATTERN
+from pytest_loopcontract.contest.lessons import DOMAIN_PATTERN
+from pytest_loopcontract.verdict import write_bytes_atomic
 
 __all__ = ["SEAT_PATTERN", "RouteTable", "RouteTableError"]
 

@@ -40,10 +40,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ..processes import kill_group
+from pytest_loopcontract.processes import kill_group
 
 if TYPE_CHECKING:
-    from ..contract import Contract
+    from pytest_loopcontract.contract.model import Contract
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -330,7 +330,7 @@ def run_seat(
     ``LOOP_CONTRACT_REPORT``, ``LOOP_CONTRACT_ROLE``, ``LOOP_CONTRACT_SEAT`` and ``env_extra``.
     stdin is ``/dev/null``. The outcome goes through the ``loopcontract_seat_result`` hook.
     """
-    from .. import hooks
+    from pytest_loopcontract import hooks
 
     template = seat.command(role)
     cwd = Path(cwd)

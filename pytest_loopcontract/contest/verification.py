@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..verify import verify
-from ..workspace import WorkspaceError
-from .worktrees import group_by_tree
+from pytest_loopcontract.contest.worktrees import group_by_tree
+from pytest_loopcontract.verifier.verify import verify
+from pytest_loopcontract.verifier.workspace import WorkspaceError
 
 __all__ = ["FieldVerdict", "verify_field"]
 

@@ -30,7 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..workspace import STATE_DIR, WorkspaceError, changed_paths, git, resolve_commit
+from pytest_loopcontract.verifier.workspace import (
+    STATE_DIR,
+    WorkspaceError,
+    changed_paths,
+    git,
+    resolve_commit,
+)
 
 __all__ = [
     "BRANCH_PREFIX",

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..verdict import validate_verdict, write_bytes_atomic
+from pytest_loopcontract.verdict import validate_verdict, write_bytes_atomic
 
 __all__ = [
     "ARTIFACT_FILES",

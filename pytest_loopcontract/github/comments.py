@@ -34,7 +34,7 @@ from github.IssueComment import IssueComment
 from github.PullRequest import PullRequest
 from github.Repository import Repository
 
-from .events import is_valid_id
+from pytest_loopcontract.github.events import is_valid_id
 
 __all__ = [
     "MAX_COMMENT_CHARS",

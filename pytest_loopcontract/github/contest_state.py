@@ -19,7 +19,7 @@ from typing import Any
 from github.GithubException import GithubException
 from github.Repository import Repository
 
-from .missing import is_missing
+from pytest_loopcontract.github.missing import is_missing
 
 __all__ = ["DATA_BRANCH", "read_state", "read_state_and_sha", "state_path", "write_state"]
 

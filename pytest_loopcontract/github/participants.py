@@ -20,8 +20,8 @@ from typing import Any
 from github.GithubException import GithubException
 from github.Repository import Repository
 
-from ..contract import Contract
-from .pulls import CandidatePR
+from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.github.pulls import CandidatePR
 
 __all__ = ["contract_logins", "participant_logins", "token_login"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from github.Repository import Repository
 
-from .pulls import CandidatePR, list_candidates
+from pytest_loopcontract.github.pulls import CandidatePR, list_candidates
 
 __all__ = ["matrix_of", "plan"]
 

@@ -31,12 +31,12 @@ from typing import Any
 
 from github.Repository import Repository
 
-from ..contest.bracket import Entrant, run_bracket
-from ..contest.lessons import Lesson, lesson_from_verdict
-from ..contest.markup import escape_markdown_inline
-from ..contest.matrix import score_matrix
-from ..contest.packets import CandidateView
-from ..contest.panel import (
+from pytest_loopcontract.contest.bracket import Entrant, run_bracket
+from pytest_loopcontract.contest.lessons import Lesson, lesson_from_verdict
+from pytest_loopcontract.contest.markup import escape_markdown_inline
+from pytest_loopcontract.contest.matrix import score_matrix
+from pytest_loopcontract.contest.packets import CandidateView
+from pytest_loopcontract.contest.panel import (
     PanelSettings,
     bracket_document,
     convene,
@@ -45,17 +45,23 @@ from ..contest.panel import (
     matrix_document,
     task_of,
 )
-from ..contest.report import render_markdown
-from ..contest.seats import Seat, seats_from_contract
-from ..contest.standing import gate_stage, gate_summary
-from ..contract import Contract
-from ..evaluate import utc_now
-from .comments import upsert_sticky_comment
-from .contest_state import DATA_BRANCH, read_state, read_state_and_sha, state_path, write_state
-from .pulls import CandidatePR, list_candidates
-from .statuses import StatusDecision, set_winner_statuses
-from .trust import VerifyRun
-from .verification import Verification, collect_verifications
+from pytest_loopcontract.contest.report import render_markdown
+from pytest_loopcontract.contest.seats import Seat, seats_from_contract
+from pytest_loopcontract.contest.standing import gate_stage, gate_summary
+from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.github.comments import upsert_sticky_comment
+from pytest_loopcontract.github.contest_state import (
+    DATA_BRANCH,
+    read_state,
+    read_state_and_sha,
+    state_path,
+    write_state,
+)
+from pytest_loopcontract.github.pulls import CandidatePR, list_candidates
+from pytest_loopcontract.github.statuses import StatusDecision, set_winner_statuses
+from pytest_loopcontract.github.trust import VerifyRun
+from pytest_loopcontract.github.verification import Verification, collect_verifications
+from pytest_loopcontract.verifier.evaluate import utc_now
 
 __all__ = [
     "DATA_BRANCH",

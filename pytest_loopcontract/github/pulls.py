@@ -26,7 +26,7 @@ from github.GithubException import GithubException
 from github.PullRequest import PullRequest
 from github.Repository import Repository
 
-from .events import contest_of_pull, is_valid_id
+from pytest_loopcontract.github.events import contest_of_pull, is_valid_id
 
 __all__ = [
     "CandidatePR",

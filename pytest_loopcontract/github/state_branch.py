@@ -35,7 +35,7 @@ from github.GitRef import GitRef
 from github.InputGitTreeElement import InputGitTreeElement
 from github.Repository import Repository
 
-from .missing import is_missing
+from pytest_loopcontract.github.missing import is_missing
 
 __all__ = [
     "DATA_BRANCH",

@@ -33,7 +33,7 @@ from github.Commit import Commit
 from github.GithubException import GithubException
 from github.Repository import Repository
 
-from .pulls import is_commit_sha
+from pytest_loopcontract.github.pulls import is_commit_sha
 
 __all__ = [
     "MAX_DESCRIPTION",

@@ -36,10 +36,10 @@ from github.GithubException import GithubException
 from github.PullRequest import PullRequest
 from github.Repository import Repository
 
-from ..contract import Contract
-from ..workspace import match_glob
-from .missing import is_missing
-from .pulls import is_commit_sha
+from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.github.missing import is_missing
+from pytest_loopcontract.github.pulls import is_commit_sha
+from pytest_loopcontract.verifier.workspace import match_glob
 
 __all__ = [
     "DEFAULT_VERIFY_WORKFLOW",

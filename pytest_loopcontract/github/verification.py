@@ -28,10 +28,10 @@ from typing import Any
 
 from github.Repository import Repository
 
-from ..contract import Contract
-from .artifacts import check_artifacts, verdict_problems
-from .pulls import CandidatePR
-from .trust import (
+from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.github.artifacts import check_artifacts, verdict_problems
+from pytest_loopcontract.github.pulls import CandidatePR
+from pytest_loopcontract.github.trust import (
     UNTRUSTED_HELP,
     VerifyRun,
     WorkflowCheck,

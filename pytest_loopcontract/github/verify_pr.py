@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..baseline import take_baseline
-from ..verify import verify
-from ..workspace import diff_text, resolve_commit, tree_of
-from .artifacts import write_artifact
+from pytest_loopcontract.github.artifacts import write_artifact
+from pytest_loopcontract.verifier.baseline import take_baseline
+from pytest_loopcontract.verifier.verify import verify
+from pytest_loopcontract.verifier.workspace import diff_text, resolve_commit, tree_of
 
 __all__ = ["verify_pull_request"]
 

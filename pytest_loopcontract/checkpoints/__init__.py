@@ -1,0 +1,1 @@
+"""checkpoints: see the layout in README (Development)."""

@@ -1,0 +1,1 @@
+"""cli: see the layout in README (Development)."""

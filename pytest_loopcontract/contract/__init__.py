@@ -1,0 +1,1 @@
+"""contract: see the layout in README (Development)."""

@@ -1,0 +1,340 @@
+"""Load and validate ``loopcontract.yml``.
+
+The contract is the only statement of what "done" means, so a mistake in it must be reported
+precisely (file, line, column, field path) before anything runs: a typo that silently drops a
+gate would let an agent pass a contract nobody meant to write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_loopcontract.verifier.workspace import matches_any
+
+__all__ = [
+    "DEFAULT_CONTRACT_NAME",
+    "Boundaries",
+    "Budget",
+    "Contract",
+    "ContractError",
+    "DodItem",
+    "HardGate",
+    "MeasuredGate",
+    "Protect",
+    "PytestSettings",
+    "TamperAllow",
+    "TamperSettings",
+    "load_contract",
+    "parse_contract",
+    "parse_validated",
+]
+
+DEFAULT_CONTRACT_NAME = "loopcontract.yml"
+
+
+class ContractError(Exception):
+    """A contract that cannot be used; the message names where and what."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str,
+        line: int | None = None,
+        column: int | None = None,
+        field_path: str = "",
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.column = column
+        self.field_path = field_path
+        self.message = message
+        where = file
+        if line is not None:
+            where += f":{line}"
+            if column is not None:
+                where += f":{column}"
+        prefix = f"{field_path}: " if field_path else ""
+        super().__init__(f"{where}: {prefix}{message}")
+
+
+@dataclass(frozen=True)
+class DodItem:
+    """One Definition-of-Done entry; ``tests`` are node ids or fnmatch globs over node ids."""
+
+    id: str
+    text: str
+    tests: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HardGate:
+    """A gate that must pass: ``acceptance``, ``pass_to_pass``, ``tests`` or ``command``."""
+
+    id: str
+    kind: str
+    run: tuple[str, ...] = ()
+    expect_exit: int = 0
+    timeout: float = 300.0
+    tests: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MeasuredGate:
+    """A metric compared with a threshold; ``source`` tells the sensor where to look."""
+
+    id: str
+    metric: str
+    op: str
+    threshold: float
+    unit: str = ""
+    aggregate: str = "last"
+    source: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Protect:
+    """Extra protected globs, globs the candidate may change, and whether defaults apply."""
+
+    paths: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
+    defaults: bool = True
+
+
+@dataclass(frozen=True)
+class TamperAllow:
+    """One reward rule turned off for the paths matching ``paths``."""
+
+    rule: str
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TamperSettings:
+    """``tamper:``: reward-rule allowances and the vacuous-pass mutation run's bounds."""
+
+    allow: tuple[TamperAllow, ...] = ()
+    vacuous_enabled: bool = True
+    vacuous_timeout: float = 120.0
+
+    def allows(self, rule: str, path: str) -> bool:
+        return any(a.rule == rule and matches_any(path, a.paths) for a in self.allow)
+
+
+@dataclass(frozen=True)
+class Boundaries:
+    """Where a candidate may write (``allow``; empty means anywhere) and may never (``deny``)."""
+
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Budget:
+    iterations: int | None = None
+    minutes: float | None = None
+    tokens: int | None = None
+    usd: float | None = None
+
+
+@dataclass(frozen=True)
+class PytestSettings:
+    """Verifier-side pytest settings: extra args, extra allowed plugins, run timeout, and the
+    project's test environment (interpreter, ``PYTHONPATH`` inside the tree, variables)."""
+
+    args: tuple[str, ...] = ()
+    plugins: tuple[str, ...] = ()
+    timeout: float = 1800.0
+    python: str | None = None
+    reruns: int = 0
+    include_untracked: tuple[str, ...] = ()
+    pythonpath: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Contract:
+    path: Path
+    sha256: str
+    version: int
+    id: str
+    goal: str
+    mode: str
+    dod: tuple[DodItem, ...]
+    hard_gates: tuple[HardGate, ...]
+    measured_gates: tuple[MeasuredGate, ...] = ()
+    protect: Protect = Protect()
+    boundaries: Boundaries = Boundaries()
+    constraints: tuple[str, ...] = ()
+    budget: Budget = Budget()
+    stop_when: Mapping[str, Any] = field(default_factory=dict)
+    checkpoints: Mapping[str, Any] = field(default_factory=dict)
+    pytest: PytestSettings = PytestSettings()
+    tamper: TamperSettings = TamperSettings()
+    judged: Mapping[str, Any] = field(default_factory=dict)
+    bracket: Mapping[str, Any] = field(default_factory=dict)
+    contest: Mapping[str, Any] = field(default_factory=dict)
+    seats: tuple[Mapping[str, Any], ...] = ()
+    github: Mapping[str, Any] = field(default_factory=dict)
+    egress_allow: tuple[str, ...] | None = None
+    isolation: str = "auto"
+    on_item_done: tuple[str, ...] = ()
+    turn_timeout: float = 1800.0
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    def acceptance_selectors(self) -> tuple[str, ...]:
+        """Every selector named by a DoD item, in contract order."""
+        return tuple(sel for item in self.dod for sel in item.tests)
+
+
+def load_contract(path: str | Path) -> Contract:
+    """Read, validate and build a contract; raise :class:`ContractError` on any problem."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise ContractError(
+            "contract file not found (create one with 'loop-contract init')", file=str(p)
+        ) from None
+    except OSError as exc:
+        raise ContractError(f"cannot read contract: {exc.strerror}", file=str(p)) from None
+    return parse_contract(data, p)
+
+
+def parse_contract(data: bytes, path: Path) -> Contract:
+    from pytest_loopcontract.contract import schema as contract_schema
+
+    document = contract_schema.validate_document(data, str(path))
+    return _build(document, path, hashlib.sha256(data).hexdigest())
+
+
+def parse_validated(data: bytes, path: Path) -> Contract:
+    """Build a contract whose exact bytes were validated before (their SHA-256 is pinned in a
+    baseline). Skips the schema pass, which costs more than a short test run can spare."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    document = yaml.load(data, Loader=loader)  # a safe loader (C or Python)
+    if not isinstance(document, dict):
+        return parse_contract(data, path)
+    return _build(document, path, hashlib.sha256(data).hexdigest())
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
+    dod = tuple(
+        DodItem(
+            id=str(item["id"]), text=str(item.get("text", "")), tests=_strings(item.get("tests"))
+        )
+        for item in doc.get("dod") or ()
+    )
+    gates = doc.get("gates") or {}
+    hard_raw = gates.get("hard")
+    if hard_raw is None:
+        hard_raw = [
+            {"id": "acceptance", "kind": "acceptance"},
+            {"id": "no-regressions", "kind": "pass_to_pass"},
+        ]
+    hard = tuple(
+        HardGate(
+            id=str(g["id"]),
+            kind=str(g["kind"]),
+            run=_strings(g.get("run")),
+            expect_exit=int(g.get("expect_exit", 0)),
+            timeout=float(g.get("timeout", 300)),
+            tests=_strings(g.get("tests")),
+        )
+        for g in hard_raw
+    )
+    measured = tuple(
+        MeasuredGate(
+            id=str(g["id"]),
+            metric=str(g["metric"]),
+            op=str(g["op"]),
+            threshold=float(g["threshold"]),
+            unit=str(g.get("unit", "")),
+            aggregate=str(g.get("aggregate", "last")),
+            source=dict(g.get("source") or {}),
+        )
+        for g in gates.get("measured") or ()
+    )
+    protect_raw = doc.get("protect") or {}
+    if isinstance(protect_raw, list):
+        protect_raw = {"paths": protect_raw}
+    protect = Protect(
+        paths=_strings(protect_raw.get("paths")),
+        allow=_strings(protect_raw.get("allow")),
+        defaults=bool(protect_raw.get("defaults", True)),
+    )
+    bounds_raw = doc.get("boundaries") or {}
+    boundaries = Boundaries(
+        allow=_strings(bounds_raw.get("allow")), deny=_strings(bounds_raw.get("deny"))
+    )
+    budget_raw = doc.get("budget") or {}
+    budget = Budget(
+        iterations=budget_raw.get("iterations"),
+        minutes=budget_raw.get("minutes"),
+        tokens=budget_raw.get("tokens"),
+        usd=budget_raw.get("usd"),
+    )
+    pytest_raw = doc.get("pytest") or {}
+    pytest_settings = PytestSettings(
+        args=_strings(pytest_raw.get("args")),
+        plugins=_strings(pytest_raw.get("plugins")),
+        timeout=float(pytest_raw.get("timeout", 1800)),
+        python=str(pytest_raw["python"]) if pytest_raw.get("python") else None,
+        pythonpath=_strings(pytest_raw.get("pythonpath")),
+        reruns=int(pytest_raw.get("reruns", 0)),
+        include_untracked=_strings(pytest_raw.get("include_untracked")),
+        env={str(k): str(v) for k, v in dict(pytest_raw.get("env") or {}).items()},
+    )
+    tamper_raw = doc.get("tamper") or {}
+    vacuous_raw = tamper_raw.get("vacuous_pass") or {}
+    tamper = TamperSettings(
+        allow=tuple(
+            TamperAllow(str(a["rule"]), _strings(a.get("paths")))
+            for a in tamper_raw.get("allow") or ()
+        ),
+        vacuous_enabled=bool(vacuous_raw.get("enabled", True)),
+        vacuous_timeout=float(vacuous_raw.get("timeout", 120)),
+    )
+    return Contract(
+        path=path,
+        sha256=sha256,
+        version=int(doc["version"]),
+        id=str(doc["id"]),
+        goal=str(doc.get("goal", "")),
+        mode=str(doc.get("mode", "fix")),
+        dod=dod,
+        hard_gates=hard,
+        measured_gates=measured,
+        protect=protect,
+        boundaries=boundaries,
+        constraints=_strings(doc.get("constraints")),
+        budget=budget,
+        stop_when=dict(doc.get("stop_when") or {}),
+        checkpoints=dict(doc.get("checkpoints") or {}),
+        pytest=pytest_settings,
+        tamper=tamper,
+        judged=dict(doc.get("judged") or {}),
+        bracket=dict(doc.get("bracket") or {}),
+        contest=dict(doc.get("contest") or {}),
+        seats=tuple(dict(s) for s in doc.get("seats") or ()),
+        github=dict(doc.get("github") or {}),
+        egress_allow=_strings(doc["egress"].get("allow")) if "egress" in doc else None,
+        isolation=str(doc.get("isolation", "auto")),
+        on_item_done=_strings(doc.get("on_item_done")),
+        turn_timeout=float(doc.get("turn_timeout", 1800)),
+        raw=dict(doc),
+    )

@@ -1,0 +1,1 @@
+"""loop: see the layout in README (Development)."""

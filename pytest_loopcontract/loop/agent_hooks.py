@@ -1,0 +1,444 @@
+"""Hooks that put the verifier and the checkpoints in front of git and of agent CLIs.
+
+* ``pre-push`` (git, or pre-commit's ``pre-push`` stage): checkpoint scan of the commits being
+  pushed, protected-branch and force pushes, and the contract's gates on the pushed commit.
+* Claude Code: a ``PreToolUse`` hook that sends Bash commands through the checkpoint check and
+  a ``Stop`` hook that refuses to stop until the contract is met or the loop has stopped.
+
+Installers merge into what is there and never overwrite a user's own hook or settings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_loopcontract.checkpoints import clearance
+from pytest_loopcontract.checkpoints.gate import contract_patterns
+from pytest_loopcontract.checkpoints.rules import Match, scan_command, scan_diff
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.state import LockHeld, LoopLock, reduce
+from pytest_loopcontract.verdict import write_json_atomic
+from pytest_loopcontract.verifier.baseline import baseline_path, load_baseline
+from pytest_loopcontract.verifier.workspace import STATE_DIR, WorkspaceError, git, resolve_commit
+
+__all__ = [
+    "check_command",
+    "claude_pre_tool_use",
+    "claude_stop",
+    "install_claude_code",
+    "install_pre_push",
+    "pre_push",
+]
+
+HOOK_MARKER = "# installed by loop-contract"
+ZERO_SHA = "0" * 40
+PROTECTED_BRANCHES = ("main", "master", "release/*", "production")
+HOOK_COMMAND = "loop-contract hook run"
+
+
+# --------------------------------------------------------------------------- command check
+
+
+def check_command(
+    root: Path, command: str | Sequence[str]
+) -> tuple[list[Match], clearance.Clearance | None]:
+    """Scan one command; when it matches, ask for (single-use) clearance in the history."""
+    from pytest_loopcontract.verifier.verify import pinned_contract
+
+    patterns = _patterns(root, pinned_contract)
+    matches = scan_command(command, patterns, workspace=root)
+    if not matches:
+        return [], None
+    subject = command if isinstance(command, str) else shlex.join(command)
+    return matches, clearance.request(History(root / STATE_DIR), subject, matches, kind="command")
+
+
+def _patterns(root: Path, pinned: Callable[..., Any]) -> tuple[Any, ...]:
+    """The pinned contract's patterns when a baseline exists, the defaults otherwise."""
+    from pytest_loopcontract.checkpoints.rules import patterns_from_contract
+
+    if baseline_path(root).exists():
+        return contract_patterns(pinned(root, load_baseline(root)))
+    return patterns_from_contract({})
+
+
+# --------------------------------------------------------------------------- git pre-push
+
+
+@dataclass(frozen=True)
+class _PushMatch:
+    """A checkpoint finding that is about the push itself, not its content."""
+
+    pattern_id: str
+    message: str
+    evidence: str
+    kind: str = "command"
+    path: str = ""
+    line: int | None = None
+    always: bool = True
+
+
+def _branch(ref: str) -> str:
+    return ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else ref
+
+
+def _protected(ref: str, protected: Sequence[str]) -> bool:
+    from pytest_loopcontract.verifier.workspace import match_glob
+
+    return any(match_glob(_branch(ref), p) for p in protected)
+
+
+def _pushed_patch(root: Path, local_sha: str, remote_sha: str, remote: str | None) -> str:
+    """The diff of every commit being pushed, one after the other.
+
+    A commit is being pushed when no remote-tracking branch of ``remote`` (of any remote when
+    it is not named) and not the remote tip, when it is known here, has it yet; what another
+    remote has is not on this one. Each commit is diffed against its first parent (a root commit
+    against the empty tree), so a secret added in one pushed commit and removed in the next is
+    still seen: the remote receives both. Plumbing only, so the user's diff settings
+    (prefixes, external diff tools, colour) cannot change what is scanned.
+    """
+    exclude = [f"--remotes={remote}" if remote else "--remotes"]
+    if remote_sha != ZERO_SHA and _known(root, remote_sha):
+        exclude.append(remote_sha)
+    commits = git(root, "rev-list", "--reverse", local_sha, "--not", *exclude)
+    if not commits.strip():
+        return ""
+    return git(
+        root,
+        "diff-tree",
+        "--stdin",
+        "-r",
+        "-p",
+        "-U0",
+        "--root",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        "--diff-merges=first-parent",
+        input_bytes=commits,
+    ).decode("utf-8", "replace")
+
+
+def _known(root: Path, sha: str) -> bool:
+    try:
+        resolve_commit(root, sha)
+    except WorkspaceError:
+        return False
+    return True
+
+
+def pre_push(
+    root: Path,
+    updates: Iterable[tuple[str, str, str, str]],
+    *,
+    run_gates: bool = True,
+    say: Callable[[str], None] = print,
+    remote: str | None = None,
+) -> int:
+    """Check each ``(local_ref, local_sha, remote_ref, remote_sha)``; 0 allows the push.
+
+    ``remote`` is the remote's name (git's first hook argument): commits its tracking branches
+    already have are not scanned again.
+    """
+    from pytest_loopcontract.verifier.verify import pinned_contract, verify
+
+    history = History(root / STATE_DIR)
+    patterns = _patterns(root, pinned_contract)
+    blocked = False
+    for local_ref, local_sha, remote_ref, remote_sha in updates:
+        matches: list[Any] = []
+        if local_sha != ZERO_SHA:
+            local_sha = resolve_commit(root, local_sha)  # pre-commit may give a branch name
+        if local_sha == ZERO_SHA:
+            matches.append(
+                _PushMatch("git-delete-branch", f"deletes remote {remote_ref}", remote_ref)
+            )
+        else:
+            if remote_sha != ZERO_SHA and _not_ancestor(root, remote_sha, local_sha):
+                matches.append(
+                    _PushMatch(
+                        "git-force-push", f"rewrites the history of {remote_ref}", remote_ref
+                    )
+                )
+            if _protected(remote_ref, PROTECTED_BRANCHES):
+                matches.append(
+                    _PushMatch(
+                        "git-push-protected",
+                        f"pushes to protected branch {_branch(remote_ref)}",
+                        remote_ref,
+                    )
+                )
+            patch = _pushed_patch(root, local_sha, remote_sha, remote)
+            matches.extend(scan_diff(patch, patterns))
+        if matches:
+            request = clearance.request(
+                history, f"push:{remote_ref}:{local_sha}", matches, kind="push"
+            )
+            if request.status != "cleared":
+                blocked = True
+                say(f"loop-contract: push of {local_ref} to {remote_ref} blocked ({request.id}):")
+                for match in matches:
+                    say(f"  - {match.message}" + (f" [{match.path}]" if match.path else ""))
+                if request.status == "denied":
+                    say(f"  {request.message}")
+                else:
+                    say(
+                        f"  a person clears it with: loop-contract checkpoint resolve "
+                        f"{request.id} --by NAME   (then push again)"
+                    )
+                continue
+        if run_gates and local_sha != ZERO_SHA and baseline_path(root).exists():
+            outcome = verify(
+                root,
+                candidate_ref=local_sha,
+                history=history,
+                verdict_path=root / STATE_DIR / "pre-push-verdict.json",
+            )
+            # The verifier also asks a person about checkpoint content in the candidate's diff.
+            # For a push that question was just asked above, about every pushed commit (which
+            # sees more than the verifier's net diff), so a request still pending there is not
+            # asked a second time under another id. A denial, and everything else, blocks.
+            reasons = [r for r in outcome.verdict["reasons"] if r["code"] != "checkpoint_pending"]
+            if outcome.verdict["verdict"] != "pass" and reasons:
+                blocked = True
+                say(
+                    f"loop-contract: push of {local_ref} blocked: the contract is not met "
+                    f"(verdict {outcome.verdict['verdict']}, exit {outcome.verdict['exit_code']})"
+                )
+                for reason in reasons[:10]:
+                    say(f"  - {reason['code']}: {reason['message']}")
+    return 1 if blocked else 0
+
+
+def _not_ancestor(root: Path, older: str, newer: str) -> bool:
+    import subprocess
+
+    proc = subprocess.run(
+        ["git", "merge-base", "--is-ancestor", older, newer],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
+    # 1: not an ancestor. 128: the remote tip is not here at all (someone else pushed it and
+    # it was never fetched); overwriting it rewrites history just the same.
+    return proc.returncode != 0
+
+
+def read_push_updates(stdin_text: str, env: Mapping[str, str]) -> list[tuple[str, str, str, str]]:
+    """git gives the updates on stdin; pre-commit gives one in PRE_COMMIT_* variables."""
+    updates = []
+    for line in stdin_text.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            updates.append((parts[0], parts[1], parts[2], parts[3]))
+    if not updates and env.get("PRE_COMMIT_TO_REF"):
+        remote_branch = env.get("PRE_COMMIT_REMOTE_BRANCH", "")
+        updates.append(
+            (
+                env.get("PRE_COMMIT_LOCAL_BRANCH", "HEAD"),
+                env["PRE_COMMIT_TO_REF"],
+                remote_branch,
+                env.get("PRE_COMMIT_FROM_REF") or ZERO_SHA,
+            )
+        )
+    elif not updates and env.get("PRE_COMMIT_LOCAL_BRANCH") and env.get("PRE_COMMIT_REMOTE_BRANCH"):
+        # pre-commit's "all files" push (the pushed commits reach a root commit): it names the
+        # branches but sets no FROM/TO refs. The local branch stands for its commit.
+        local = env["PRE_COMMIT_LOCAL_BRANCH"]
+        updates.append((local, local, env["PRE_COMMIT_REMOTE_BRANCH"], ZERO_SHA))
+    return updates
+
+
+def install_pre_push(root: Path) -> Path:
+    """Write ``.git/hooks/pre-push``; an existing foreign hook is kept and chained first."""
+    hooks_dir = Path(git(root, "rev-parse", "--git-path", "hooks").decode().strip())
+    if not hooks_dir.is_absolute():
+        hooks_dir = root / hooks_dir
+    hooks_dir.mkdir(parents=True, exist_ok=True)
+    hook = hooks_dir / "pre-push"
+    chained = hooks_dir / "pre-push.before-loop-contract"
+    if hook.exists() and HOOK_MARKER not in hook.read_text("utf-8", "replace"):
+        if chained.exists():
+            raise FileExistsError(f"{chained} exists already; merge the hooks by hand")
+        hook.rename(chained)
+    # Quoted for sh: a path with a space, quote or "$" must not break (or inject into) the hook.
+    python, before = shlex.quote(sys.executable), shlex.quote(str(chained))
+    hook.write_text(
+        "#!/bin/sh\n"
+        f"{HOOK_MARKER}: checkpoints and contract gates before anything leaves this machine\n"
+        "input=$(cat)\n"
+        f"if [ -x {before} ]; then\n"
+        f'  printf "%s\\n" "$input" | {before} "$@" || exit $?\n'
+        "fi\n"
+        f'printf "%s\\n" "$input" |\n'
+        f'  exec {python} -m pytest_loopcontract hook run pre-push "$@"\n',
+        "utf-8",
+    )
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return hook
+
+
+# --------------------------------------------------------------------------- Claude Code
+
+
+def _hook_entry(event: str) -> dict[str, Any]:
+    return {"type": "command", "command": f"{HOOK_COMMAND} {event}"}
+
+
+def install_claude_code(root: Path) -> Path:
+    """Merge our PreToolUse (Bash) and Stop hooks into ``.claude/settings.json``."""
+    path = root / ".claude" / "settings.json"
+    settings: dict[str, Any] = {}
+    if path.exists():
+        try:
+            loaded = json.loads(path.read_text("utf-8"))
+        except ValueError as exc:
+            raise ValueError(f"{path} is not valid JSON ({exc}); fix it first") from None
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{path} does not hold a JSON object")
+        settings = loaded
+    hooks = settings.setdefault("hooks", {})
+    _merge(hooks, "PreToolUse", "Bash", _hook_entry("claude-pre-tool-use"))
+    _merge(hooks, "Stop", None, _hook_entry("claude-stop"))
+    write_json_atomic(path, settings)
+    return path
+
+
+def _merge(hooks: dict[str, Any], event: str, matcher: str | None, entry: dict[str, Any]) -> None:
+    groups = hooks.setdefault(event, [])
+    for group in groups:
+        if any(h.get("command") == entry["command"] for h in group.get("hooks", [])):
+            return  # installed already
+    group_spec: dict[str, Any] = {"hooks": [entry]}
+    if matcher is not None:
+        group_spec = {"matcher": matcher, **group_spec}
+    groups.append(group_spec)
+
+
+def claude_pre_tool_use(root: Path, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Deny a Bash command that needs a person; None lets Claude Code's own rules decide."""
+    if payload.get("tool_name") != "Bash":
+        return None
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
+    if not isinstance(command, str) or not command.strip():
+        return None
+    matches, request = check_command(root, command)
+    if request is None or request.status == "cleared":
+        return None
+    what = "; ".join(dict.fromkeys(m.message for m in matches))
+    if request.status == "denied":
+        reason = f"loop-contract checkpoint {request.id}: {what}. {request.message}; do not retry."
+    else:
+        reason = (
+            f"loop-contract checkpoint {request.id}: {what}. A person must clear it "
+            f"('loop-contract checkpoint resolve {request.id} --by NAME'); "
+            "continue with other work meanwhile."
+        )
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def claude_stop(root: Path, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Block the stop (with the verifier's reasons) until the contract is met or the loop is
+    over; each stop attempt is one verified iteration, so the loop's caps still apply."""
+    session = str(payload.get("session_id") or "")
+    if not baseline_path(root).exists():
+        return None  # no contract adopted here: nothing to enforce
+    # One loop per repository. When ``loop-contract loop`` runs Claude, the Stop hook fires
+    # inside its agent turn: the governed loop verifies after the turn and owns the record, so
+    # the hook stays out of it (starting a run here would reset the loop's counters, spend and
+    # progress). Holding the lock also keeps two stop attempts from interleaving iterations.
+    try:
+        with LoopLock(root / STATE_DIR, command=f"claude-code stop hook {session}".strip()):
+            return _claude_stop_locked(root, session)
+    except LockHeld as exc:
+        _to_stderr(f"loop-contract: not verifying this stop: {exc}")
+        return None
+
+
+def _claude_stop_locked(root: Path, session: str) -> dict[str, Any] | None:
+    from pytest_loopcontract.loop.run import loop_started_record, verify_iteration
+    from pytest_loopcontract.verifier.verify import pinned_contract
+
+    history = History(root / STATE_DIR)
+    state = reduce(history.read().records)
+    contract = pinned_contract(root, load_baseline(root))
+    loop = state["loop"]
+    same_session = loop.get("command") == ["claude-code", session]
+    if loop.get("status") in ("stopped", "done", "awaiting_human") and same_session:
+        return None
+    if not same_session or loop.get("status") == "idle":
+        history.append("loop_started", loop_started_record(contract, ["claude-code", session]))
+        state = reduce(history.read().records)
+    iteration = int(state["loop"].get("iteration") or 0) + 1
+    verdict, stop = verify_iteration(
+        root,
+        history,
+        contract,
+        iteration=iteration,
+        turn=None,
+        say=_to_stderr,
+    )
+    if stop is not None:
+        history.append(
+            "stop",
+            {
+                "reason": stop.reason,
+                "exit_code": stop.exit_code,
+                "decision": stop.decision,
+                "message": stop.message,
+            },
+        )
+        return None
+    reasons = "\n".join(f"- {r['code']}: {r['message']}" for r in verdict["reasons"][:12])
+    return {
+        "decision": "block",
+        "reason": f"The contract {contract.id} is not met yet (verified externally):\n"
+        f"{reasons}\nKeep working; do not edit tests or configuration.",
+    }
+
+
+def _to_stderr(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
+def run_hook(event: str, root: Path, stdin_text: str, args: Sequence[str]) -> int:
+    """Entry point of ``loop-contract hook run EVENT``."""
+    if event == "pre-push":
+        return pre_push(
+            root,
+            read_push_updates(stdin_text, os.environ),
+            say=_to_stderr,
+            remote=args[0] if args else os.environ.get("PRE_COMMIT_REMOTE_NAME"),
+        )
+    try:
+        payload = json.loads(stdin_text or "{}")
+    except ValueError:
+        payload = None
+    if not isinstance(payload, dict):
+        sys.stderr.write(f"loop-contract: {event} hook input is not a JSON object\n")
+        return 1
+    handlers = {"claude-pre-tool-use": claude_pre_tool_use, "claude-stop": claude_stop}
+    handler = handlers.get(event)
+    if handler is None:
+        sys.stderr.write(f"loop-contract: unknown hook event {event!r}\n")
+        return 2
+    result = handler(root, payload)
+    if result is not None:
+        sys.stdout.write(json.dumps(result) + "\n")
+    return 0

@@ -1,0 +1,103 @@
+"""The prompt for the agent's next turn, built from the contract and the last verdict.
+
+The agent gets the goal, what is still failing and why (in the verifier's words, never its own
+earlier claims), what it must not touch, and what a person decided about its checkpoints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_loopcontract.contract.model import Contract
+
+__all__ = ["build_prompt", "substitute"]
+
+MAX_FAILING_SHOWN = 20
+MAX_MESSAGE = 600
+
+
+def _clip(text: str, limit: int = MAX_MESSAGE) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _dod_lines(contract: Contract, verdict: Mapping[str, Any] | None) -> list[str]:
+    status = {d["id"]: d for d in (verdict or {}).get("dod", [])}
+    lines = []
+    for item in contract.dod:
+        found = status.get(item.id)
+        mark = "[x]" if found and found["status"] == "done" else "[ ]"
+        lines.append(f"{mark} {item.id}: {item.text}")
+        if found is None:  # no verdict yet (the first turn): say which tests decide the item
+            lines.extend(f"    must pass: {test}" for test in item.tests[:MAX_FAILING_SHOWN])
+            lines.append(f'    (and every test marked @pytest.mark.dod("{item.id}"))')
+        elif found["status"] != "done":
+            for test in found["tests"][:MAX_FAILING_SHOWN]:
+                if test["outcome"] != "passed":
+                    lines.append(f"    {test['outcome']}: {test['nodeid']}")
+    return lines
+
+
+def _failure_lines(verdict: Mapping[str, Any]) -> list[str]:
+    lines = [f"- {r['code']}: {_clip(r['message'])}" for r in verdict.get("reasons", [])]
+    messages = {
+        t["nodeid"]: t.get("message", "")
+        for t in verdict.get("tests", [])
+        if t["outcome"] in ("failed", "error") and t.get("message")
+    }
+    for nodeid, message in list(messages.items())[:5]:
+        lines.append(f"--- {nodeid}\n{_clip(message, 1500)}")
+    return lines
+
+
+def build_prompt(
+    contract: Contract,
+    *,
+    iteration: int,
+    verdict: Mapping[str, Any] | None,
+    checkpoint_notes: Sequence[str] = (),
+    lessons: str = "",
+    protected: Sequence[str] = (),
+) -> str:
+    """The full text for one turn; plain markdown, no secrets, no identities."""
+    parts = [
+        f"# Task: {contract.id} (turn {iteration})",
+        "",
+        contract.goal or "(no goal text in the contract)",
+        "",
+        "## Definition of Done (measured by an external verifier, not by you)",
+        *_dod_lines(contract, verdict),
+    ]
+    if contract.constraints:
+        parts += ["", "## Constraints", *(f"- {c}" for c in contract.constraints)]
+    if verdict is not None and verdict.get("verdict") != "pass":
+        parts += ["", "## What the verifier found last turn", *_failure_lines(verdict)]
+    if checkpoint_notes:
+        parts += ["", "## Decisions by a person", *(f"- {n}" for n in checkpoint_notes)]
+    if lessons.strip():
+        parts += ["", "## Lessons from earlier attempts", lessons.strip()]
+    rules = [
+        "Change the code, not the referee: test files, conftest.py, test configuration, CI "
+        "files and the contract are pinned; edits to them are reverted for the run and "
+        "reported as tampering.",
+        "Do not push, publish, delete outside the workspace or touch credentials: those "
+        "actions wait for a person.",
+    ]
+    if protected:
+        rules.append("Pinned paths include: " + ", ".join(sorted(protected)[:30]))
+    parts += ["", "## Rules", *(f"- {r}" for r in rules)]
+    return "\n".join(parts) + "\n"
+
+
+def substitute(argv: Sequence[str], prompt: str, prompt_file: str) -> tuple[list[str], bool]:
+    """Fill ``{prompt}`` and ``{prompt_file}`` in an agent command; report whether either was
+    used (when neither is, the prompt goes to the agent's stdin)."""
+    used = False
+    out = []
+    for arg in argv:
+        if "{prompt}" in arg or "{prompt_file}" in arg:
+            used = True
+            arg = arg.replace("{prompt_file}", prompt_file).replace("{prompt}", prompt)
+        out.append(arg)
+    return out, used

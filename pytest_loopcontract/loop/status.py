@@ -1,0 +1,112 @@
+"""``loop-contract status``: the loop at a glance, as data (``--json``) or as text (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_loopcontract.contract.model import Contract
+
+__all__ = ["bar", "render_status", "status_document"]
+
+
+def bar(used: float, cap: float | None, width: int = 20) -> str:
+    """``[#####...............] 5/20``; without a cap just the figure."""
+    if cap is None:
+        return f"{used:g} (no cap)"
+    if cap <= 0:
+        return f"[{'#' * width}] {used:g}/{cap:g}"
+    filled = max(0, min(width, round(width * used / cap)))
+    return f"[{'#' * filled}{'.' * (width - filled)}] {used:g}/{cap:g}"
+
+
+def status_document(
+    contract: Contract,
+    state: Mapping[str, Any],
+    verdict: Mapping[str, Any] | None,
+    elapsed_minutes: float,
+) -> dict[str, Any]:
+    verdict_items = {d["id"]: d["status"] for d in (verdict or {}).get("dod", [])}
+    items = [
+        {
+            "id": item.id,
+            "text": item.text,
+            "verified": verdict_items.get(item.id),
+            "marked": state["items"].get(item.id),
+        }
+        for item in contract.dod
+    ]
+    spent = state["budget"]["spent"]
+    pending = [
+        {k: cp.get(k) for k in ("id", "kind", "subject", "message", "pattern_id")}
+        for cp in state["checkpoints"].values()
+        if cp.get("status") == "pending"
+    ]
+    last = None
+    if verdict is not None:
+        last = {
+            "verdict": verdict.get("verdict"),
+            "exit_code": verdict.get("exit_code"),
+            "trust": verdict.get("trust"),
+            "reasons": verdict.get("reasons", []),
+            "finished": verdict.get("timing", {}).get("finished"),
+        }
+    return {
+        "contract": {"id": contract.id, "goal": contract.goal, "mode": contract.mode},
+        "loop": dict(state["loop"]),
+        "items": items,
+        "budget": {
+            "iterations": {
+                "used": state["loop"].get("iteration", 0),
+                "cap": contract.budget.iterations,
+            },
+            "minutes": {"used": round(elapsed_minutes, 2), "cap": contract.budget.minutes},
+            "tokens": {"used": spent.get("tokens", 0), "cap": contract.budget.tokens},
+            "usd": {"used": spent.get("usd", 0.0), "cap": contract.budget.usd},
+            "tripped": [t.get("which") for t in state["budget"].get("tripped", [])],
+        },
+        "checkpoints_pending": pending,
+        "last_verdict": last,
+    }
+
+
+def render_status(doc: Mapping[str, Any]) -> list[str]:
+    loop = doc["loop"]
+    lines = [
+        f"contract {doc['contract']['id']} ({doc['contract']['mode']}): {doc['contract']['goal']}",
+        f"loop: {loop.get('status')}"
+        + (
+            " (resume with 'loop-contract loop --resume')"
+            if loop.get("status") == "interrupted"
+            else ""
+        )
+        + (
+            f", stopped: {loop['stop_reason']} (exit {loop['exit_code']})"
+            if loop.get("stop_reason")
+            else ""
+        ),
+        "items:",
+    ]
+    for item in doc["items"]:
+        mark = "[x]" if item["verified"] == "done" else "[ ]"
+        marked = f" (marked {item['marked']})" if item["marked"] else ""
+        lines.append(f"  {mark} {item['id']}: {item['text']}{marked}")
+    lines.append("budget:")
+    for key in ("iterations", "minutes", "tokens", "usd"):
+        entry = doc["budget"][key]
+        lines.append(f"  {key:<10} {bar(float(entry['used']), entry['cap'])}")
+    if doc["budget"]["tripped"]:
+        lines.append(f"  tripped: {', '.join(map(str, doc['budget']['tripped']))}")
+    pending = doc["checkpoints_pending"]
+    lines.append(f"checkpoints pending: {len(pending)}")
+    lines.extend(f"  {cp['id']}: {cp['message']}" for cp in pending)
+    last = doc["last_verdict"]
+    if last is None:
+        lines.append("last verdict: none yet")
+    else:
+        lines.append(
+            f"last verdict: {last['verdict']} (exit {last['exit_code']}, "
+            f"{last['trust']}, {last['finished']})"
+        )
+        lines.extend(f"  {r['code']}: {r['message']}" for r in last["reasons"][:8])
+    return lines

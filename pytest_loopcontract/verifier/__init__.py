@@ -1,0 +1,1 @@
+"""verifier: see the layout in README (Development)."""

@@ -1,0 +1,309 @@
+"""Run pytest in a subprocess the verifier controls, and read back what the plugin recorded.
+
+The child runs under the project's interpreter, confined (see :mod:`sandbox`) and under the
+reaper (``inner/reaper.py``), which ends every process the run left behind before this module
+reads anything. It gets a cleaned environment (no PYTEST_ADDOPTS, no injected plugins, no
+bytecode writes, ``PYTHONPATH`` only from the contract), the stdlib-only result collector
+injected with ``-p``, and its output goes to a file rather than a pipe (so many megabytes
+cannot deadlock or exhaust memory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_loopcontract.processes import kill_group, read_tail
+from pytest_loopcontract.verifier.inner import CONFIG_ENV
+from pytest_loopcontract.verifier.results import RunResults
+from pytest_loopcontract.verifier.sandbox import (
+    PROCESS,
+    Confinement,
+    choose_confinement,
+    extra_writable,
+)
+from pytest_loopcontract.verifier.testenv import TestEnv, probe_test_env, resolve_python
+from pytest_loopcontract.verifier.workspace import STATE_DIR
+
+if TYPE_CHECKING:
+    from pytest_loopcontract.contract.model import Contract
+
+__all__ = [
+    "INNER_NAME",
+    "PytestRun",
+    "RunSetup",
+    "child_env",
+    "clean_env",
+    "prepare_run",
+    "run_pytest",
+]
+
+INNER_NAME = "_loopcontract_inner"
+# The folder holding this package, readable in the sandbox: where pytest-loopcontract is also
+# installed in the test environment (editable, from a checkout under /tmp or $HOME), its
+# pytest11 entry point loads at baseline (plugin autoload on) and must find its files.
+VERIFIER_HOME = Path(__file__).resolve().parents[2]
+TERM_GRACE = 10.0
+
+TAIL_BYTES = 8192
+RESULTS_LIMIT = 256 * 1024 * 1024
+
+_DROPPED_ENV = (
+    "PYTEST_ADDOPTS",
+    "PYTEST_PLUGINS",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+    "PYTEST_CURRENT_TEST",
+    "PYTEST_XDIST_WORKER",
+    "PYTEST_XDIST_WORKER_COUNT",
+    "PYTEST_XDIST_TESTRUNUID",
+    "PYTHONSTARTUP",
+    "PYTHONINSPECT",
+    "COVERAGE_PROCESS_START",
+    "COVERAGE_FILE",
+    "COVERAGE_RCFILE",
+    "COV_CORE_SOURCE",
+    "COV_CORE_CONFIG",
+    "COV_CORE_DATAFILE",
+)
+
+
+@dataclass(frozen=True)
+class PytestRun:
+    exit_code: int | None  # None when the run was killed for its timeout
+    results: RunResults | None
+    results_error: str
+    output_tail: str
+    duration: float
+    timed_out: bool
+    isolation: str = PROCESS
+    leftovers: tuple[dict[str, Any], ...] = ()
+
+
+def clean_env(autoload: bool, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in (base or os.environ).items() if k not in _DROPPED_ENV}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if not autoload:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return env
+
+
+def child_env(
+    autoload: bool, testenv: TestEnv | None, tree: Path, first: Sequence[Path] = ()
+) -> dict[str, str]:
+    """The test process's environment: cleaned, ``PYTHONPATH`` only from the contract (and the
+    verifier's injected folder), the contract's variables on top."""
+    env = clean_env(autoload)
+    env.pop("PYTHONPATH", None)
+    env["PYTHONNOUSERSITE"] = "1"
+    if testenv is not None:
+        env.update(testenv.env)
+        path = testenv.child_pythonpath(tree, first)
+    else:
+        path = os.pathsep.join(str(p) for p in first)
+    if path:
+        env["PYTHONPATH"] = path
+    return env
+
+
+def inject_inner(folder: Path) -> Path:
+    """Copy the in-test-process package into ``folder`` as ``_loopcontract_inner``; returns
+    the folder to put on the child's path. A copy, so the test environment needs no install
+    of pytest-loopcontract and nothing of the verifier beyond these stdlib-only files."""
+    source = Path(__file__).with_name("inner")
+    target = folder / INNER_NAME
+    target.mkdir(parents=True)
+    for module in source.glob("*.py"):
+        shutil.copyfile(module, target / module.name)
+    return folder
+
+
+def _read_results(path: Path) -> tuple[RunResults | None, str]:
+    if not path.exists():
+        return None, "the plugin wrote no results (the process died or the plugin never loaded)"
+    if path.stat().st_size > RESULTS_LIMIT:
+        return None, f"results file larger than {RESULTS_LIMIT} bytes"
+    try:
+        return RunResults.from_json(json.loads(path.read_text("utf-8"))), ""
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"results file unreadable: {exc}"
+
+
+def _read_report(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _pytest_argv(
+    python: str,
+    workdir: Path,
+    *,
+    autoload: bool,
+    plugins: Sequence[str],
+    extra_args: Sequence[str],
+    coverage_data: Path | None,
+) -> list[str]:
+    argv = [python]
+    if coverage_data is not None:
+        argv += ["-m", "coverage", "run", f"--data-file={coverage_data}"]
+    argv += ["-m", "pytest", "-p", INNER_NAME]
+    if not autoload:
+        for name in plugins:
+            argv += ["-p", name]
+    return [
+        *argv,
+        "-p",
+        "no:cacheprovider",
+        # A candidate that breaks one module's import still gets every other test run;
+        # the broken file's tests count as errors, not as an interrupted run.
+        "--continue-on-collection-errors",
+        f"--rootdir={workdir}",
+        f"--confcutdir={workdir}",
+        *extra_args,
+    ]
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int | None, bool]:
+    """Wait for the confined run; on timeout ask the reaper to end it, then kill the group."""
+    try:
+        return proc.wait(timeout=timeout), False
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=TERM_GRACE)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+    return None, True
+
+
+def run_pytest(
+    workdir: Path,
+    *,
+    nonce: str,
+    autoload: bool,
+    plugins: Sequence[str] = (),
+    extra_args: Sequence[str] = (),
+    timeout: float = 1800.0,
+    coverage_data: Path | None = None,
+    testenv: TestEnv | None = None,
+    confinement: Confinement | None = None,
+    egress: Sequence[str] | None = None,
+) -> PytestRun:
+    """Run the suite in ``workdir`` under the reaper, confined; nothing it started survives
+    this call. Results and output land in a private temp folder."""
+    python = testenv.python if testenv is not None else sys.executable
+    confined = confinement or Confinement(PROCESS)
+    with tempfile.TemporaryDirectory(prefix="loopcontract-run-") as tmp:
+        private = Path(tmp)
+        injected = inject_inner(private / "inject")
+        raw, output, report = private / "results.json", private / "output.log", private / "reaper"
+        settings = private / "inner.json"
+        settings.write_text(
+            json.dumps({"raw": str(raw), "nonce": nonce, "egress": egress}), "utf-8"
+        )
+        env = child_env(autoload, testenv, workdir, [injected])
+        env[CONFIG_ENV] = str(settings)
+        if confined.aliases:
+            env["LOOP_CONTRACT_ROOT_ALIASES"] = os.pathsep.join(map(str, confined.aliases))
+        argv = _pytest_argv(
+            python,
+            workdir,
+            autoload=autoload,
+            plugins=plugins,
+            extra_args=extra_args,
+            coverage_data=coverage_data,
+        )
+        reaper = [python, "-I", "-S", str(injected / INNER_NAME / "reaper.py"), str(report), "--"]
+        writable = [private, *([coverage_data.parent] if coverage_data else [])]
+        command = confined.command([*reaper, *argv], tree=workdir, writable=writable)
+        started = time.monotonic()
+        with output.open("wb") as out:
+            proc = subprocess.Popen(
+                command,
+                cwd=workdir,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+            code, timed_out = _wait(proc, timeout)
+        duration = time.monotonic() - started
+        swept = _read_report(report)
+        if not timed_out and isinstance(swept.get("exit_code"), int):
+            code = swept["exit_code"]
+        results, error = _read_results(raw)
+        return PytestRun(
+            code,
+            results,
+            error,
+            read_tail(output, TAIL_BYTES),
+            duration,
+            timed_out,
+            isolation=confined.mode,
+            leftovers=tuple(swept.get("leftovers") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """The test environment and the confinement every run of one contract uses."""
+
+    testenv: TestEnv
+    confinement: Confinement
+
+    def confine_command(self, tree: Path) -> Callable[[list[str]], list[str]]:
+        """For a contract's own commands (gates, sensors): same sandbox, no extra mounts."""
+        return lambda argv: self.confinement.command(argv, tree=tree, writable=())
+
+    def command_env(self, tree: Path) -> dict[str, str]:
+        return child_env(True, self.testenv, tree)
+
+    def describe(self, run: PytestRun) -> dict[str, Any]:
+        return {
+            "mode": run.isolation,
+            "note": self.confinement.note,
+            "leftovers": [dict(p) for p in run.leftovers],
+        }
+
+
+def prepare_run(
+    root: Path,
+    contract: Contract,
+    *,
+    python: str | None = None,
+    verdict_path: Path | None = None,
+) -> RunSetup:
+    """Probe the project's interpreter and choose the confinement (raises
+    :class:`SandboxUnavailable` when the contract requires a sandbox that cannot start)."""
+    settings = contract.pytest
+    testenv = probe_test_env(
+        resolve_python(root, python, settings.python), settings.pythonpath, settings.env
+    )
+    hidden = [root / STATE_DIR]
+    if verdict_path is not None:
+        hidden.append(verdict_path.resolve().parent)
+    confinement = choose_confinement(
+        contract.isolation,
+        network=contract.egress_allow is None or bool(contract.egress_allow),
+        hidden=hidden,
+        aliases=[root.resolve()],
+        readable=(*testenv.readable, VERIFIER_HOME),
+        writable=extra_writable(),
+    )
+    return RunSetup(testenv, confinement)

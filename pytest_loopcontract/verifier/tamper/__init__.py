@@ -1,0 +1,1 @@
+"""verifier.tamper: see the layout in README (Development)."""

@@ -1,0 +1,386 @@
+"""The reward checks as ``verify`` runs them: static rules over the diff, vacuous-pass re-runs.
+
+Two calls, each returning what the verdict needs and nothing else:
+
+- :func:`static_checks` (before the run): the rules of :mod:`reward_rules` and
+  :mod:`reward_literals` over the changed Python files the run will execute with the
+  candidate's bytes. A ``tamper`` rule becomes a finding (exit 25); an ``evidence`` rule
+  becomes a checkpoint match that joins the file's clearance request (exit 24 until a person
+  resolves it); a rule the pinned contract allows for the path produces nothing.
+- :func:`vacuous_pass_check` (after the run): each acceptance test that passed runs once more
+  in a fresh scratch tree with its file's expectations mutated; one that still passes, and
+  fails when its mutated assertions are replaced by ``raise AssertionError`` (so they were
+  reached), is a ``vacuous_pass`` finding naming the test and the line.
+
+Each also returns a check record (``ran`` / ``skipped`` / ``timed_out`` / ``not_run``) for the
+verdict's ``tamper.checks``. The launcher supplies how a tree is built and how pytest runs, so
+this module does not care whether that happens in a sandbox.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_loopcontract.checkpoints.rules import Match
+from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.verdict import Finding
+from pytest_loopcontract.verifier import gates
+from pytest_loopcontract.verifier.baseline import BaselineRecord
+from pytest_loopcontract.verifier.results import RunResults
+from pytest_loopcontract.verifier.runner import PytestRun
+from pytest_loopcontract.verifier.sensors import added_lines_from_diff
+from pytest_loopcontract.verifier.tamper.literals import Expectation, expectations, literal_hits
+from pytest_loopcontract.verifier.tamper.mutation import (
+    MutatedSource,
+    function_of,
+    mutate_expectations,
+)
+from pytest_loopcontract.verifier.tamper.rules import (
+    RULES,
+    RuleHit,
+    is_test_path,
+    new_hits,
+    scan_source,
+)
+from pytest_loopcontract.verifier.workspace import (
+    TreeEntry,
+    WorkspaceError,
+    list_tree,
+    make_scratch,
+    matches_any,
+    read_blobs,
+    remove_tree,
+)
+
+__all__ = [
+    "RewardChecks",
+    "VacuousRunner",
+    "acceptance_nodeids",
+    "blob_reader",
+    "launcher_static_checks",
+    "static_checks",
+    "vacuous_pass_check",
+]
+
+
+@dataclass
+class RewardChecks:
+    findings: list[Finding] = field(default_factory=list)
+    evidence: list[Match] = field(default_factory=list)  # for diff_checkpoints(extra=...)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _check(check_id: str, status: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"id": check_id, "status": status, "message": message, **extra}
+
+
+def acceptance_nodeids(
+    contract: Contract, fail_to_pass: Iterable[str], collected: Iterable[str]
+) -> list[str]:
+    """The acceptance tests: the baseline's FAIL_TO_PASS plus every collected node a DoD
+    selector names (``improve`` mode has no FAIL_TO_PASS)."""
+    selectors = contract.acceptance_selectors()
+    chosen = dict.fromkeys(fail_to_pass)
+    for nodeid in collected:
+        if any(gates.selector_matches(s, nodeid) for s in selectors):
+            chosen[nodeid] = None
+    return list(chosen)
+
+
+def blob_reader(root: Path, entries: Mapping[str, Any]) -> Callable[[str], bytes | None]:
+    """Bytes of a path from a tree listing or the pins (anything with a ``blob``), or None."""
+
+    def read(path: str) -> bytes | None:
+        entry = entries.get(path)
+        if entry is None:
+            return None
+        return read_blobs(root, [entry.blob]).get(entry.blob)
+
+    return read
+
+
+def launcher_static_checks(
+    root: Path,
+    baseline: BaselineRecord,
+    contract: Contract,
+    files: Mapping[str, TreeEntry],
+    patch: str,
+    existing: Sequence[Finding],
+) -> RewardChecks:
+    """:func:`static_checks` wired to the launcher's trees: the candidate's ``files``, the
+    baseline's tree, the pins (pinned files and new protected files never run as the
+    candidate wrote them, so they are not scanned here: the pin checks own them)."""
+    globs = list(baseline.protected_globs)
+    try:
+        changed = added_lines_from_diff(patch)
+    except ValueError as exc:
+        return RewardChecks(checks=[_check("reward_rules", "not_run", f"diff unreadable: {exc}")])
+    return static_checks(
+        contract=contract,
+        changed_lines=changed,
+        candidate_source=blob_reader(root, files),
+        baseline_source=blob_reader(root, list_tree(root, baseline.tree)),
+        skip_path=lambda p: p in baseline.pins or matches_any(p, globs),
+        acceptance=acceptance_nodeids(contract, baseline.fail_to_pass, baseline.collected),
+        existing=existing,
+    )
+
+
+# --- static rules ------------------------------------------------------------------------------
+
+
+def static_checks(
+    *,
+    contract: Contract,
+    changed_lines: Mapping[str, frozenset[int]],
+    candidate_source: Callable[[str], bytes | None],
+    baseline_source: Callable[[str], bytes | None],
+    skip_path: Callable[[str], bool],
+    acceptance: Sequence[str],
+    existing: Sequence[Finding] = (),
+) -> RewardChecks:
+    """Rule hits on the candidate's added lines, split by severity, allowances applied.
+
+    ``skip_path`` names files the run will not execute with the candidate's bytes (pinned or
+    removed); ``acceptance`` the acceptance node ids, whose pinned files ``baseline_source``
+    reads to learn the literals special-casing would copy.
+    """
+    out = RewardChecks()
+    coverage_gate = any(g.metric.startswith("coverage.") for g in contract.measured_gates)
+    pairs, notes = _acceptance_pairs(acceptance, baseline_source)
+    hits: list[RuleHit] = []
+    scanned = 0
+    for path, lines in sorted(changed_lines.items()):
+        if not path.endswith(".py") or skip_path(path):
+            continue
+        data = candidate_source(path)
+        if data is None:
+            continue
+        scanned += 1
+        try:
+            source = data.decode("utf-8")
+            found = scan_source(path, source, coverage_gate=coverage_gate)
+            if not is_test_path(path):
+                found += literal_hits(path, source, pairs, lines)
+        except Exception as exc:  # untrusted input: any failure is "not checked", never a crash
+            hits.append(_unparsable(path, exc))
+            continue
+        hits += new_hits(found, _baseline_hits(path, baseline_source, coverage_gate, pairs), lines)
+    seen = {(f.path, f.line) for f in existing if f.code == "harness_manipulation"}
+    for hit in hits:
+        if contract.tamper.allows(hit.code, hit.path):
+            continue
+        if hit.code == "harness_call" and (hit.path, hit.line) in seen:
+            continue  # the text rule already reported this line
+        rule = RULES[hit.code]
+        if rule.severity == "tamper":
+            out.findings.append(
+                Finding(hit.code, f"{rule.summary}: {hit.message}", hit.path, hit.line)
+            )
+        else:
+            out.evidence.append(
+                Match(
+                    hit.code,
+                    "reward",
+                    f"{rule.summary}: {hit.message}",
+                    hit.evidence,
+                    hit.path,
+                    hit.line,
+                )
+            )
+    unparsed = [h.path for h in hits if h.code == "reward_rules_not_run"]
+    status = "not_run" if unparsed and len(unparsed) == scanned else "ran" if scanned else "skipped"
+    message = f"{scanned} changed Python file(s) checked"
+    if unparsed:
+        message += f"; could not parse {', '.join(unparsed)} (a person must look)"
+    out.checks.append(_check("reward_rules", status, "; ".join([message, *notes])))
+    return out
+
+
+def _unparsable(path: str, exc: BaseException) -> RuleHit:
+    line = getattr(exc, "lineno", None) or 1
+    reason = getattr(exc, "msg", None) or str(exc) or type(exc).__name__
+    return RuleHit(
+        "reward_rules_not_run",
+        path,
+        int(line),
+        "unparsable",
+        f"the reward rules could not parse this file ({reason}), so they did not check it",
+    )
+
+
+def _baseline_hits(
+    path: str,
+    baseline_source: Callable[[str], bytes | None],
+    coverage_gate: bool,
+    pairs: Sequence[Expectation],
+) -> list[RuleHit]:
+    data = baseline_source(path)
+    if data is None:
+        return []
+    try:
+        source = data.decode("utf-8")
+        found = scan_source(path, source, coverage_gate=coverage_gate)
+        if not is_test_path(path):
+            found += literal_hits(path, source, pairs, range(1, source.count("\n") + 2))
+        return found
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
+        return []  # nothing at baseline to excuse: every hit on an added line is new
+
+
+def _acceptance_pairs(
+    nodeids: Sequence[str], source_of: Callable[[str], bytes | None]
+) -> tuple[list[Expectation], list[str]]:
+    by_file: dict[str, list[str]] = {}
+    for nodeid in nodeids:
+        by_file.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
+    pairs: list[Expectation] = []
+    notes = []
+    for path, ids in sorted(by_file.items()):
+        data = source_of(path)
+        if data is None:
+            continue
+        try:
+            pairs += expectations(data.decode("utf-8"), path, ids)
+        except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+            notes.append(f"test literals of {path} not read ({type(exc).__name__})")
+    return pairs, notes
+
+
+# --- vacuous pass -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VacuousRunner:
+    """How the launcher builds a fresh scratch tree and runs node ids in it."""
+
+    prepare: Callable[[Path], None]
+    run: Callable[[Path, Sequence[str], float], PytestRun]
+    pinned_source: Callable[[str], bytes | None]
+
+
+def vacuous_pass_check(
+    contract: Contract, results: RunResults, runner: VacuousRunner, *, skip_reason: str = ""
+) -> RewardChecks:
+    """Re-run the passed acceptance tests with mutated expectations (see the module notes)."""
+    out = RewardChecks()
+    if skip_reason:
+        out.checks.append(_check("vacuous_pass", "skipped", skip_reason))
+        return out
+    if not contract.tamper.vacuous_enabled:
+        out.checks.append(_check("vacuous_pass", "skipped", "disabled by the contract"))
+        return out
+    dod = gates.evaluate_dod(contract.dod, results.outcomes(), results.dod_marks)
+    passed = list(dict.fromkeys(n for item in dod for n, o in item.tests if o == "passed"))
+    if not passed:
+        out.checks.append(_check("vacuous_pass", "skipped", "no acceptance test passed"))
+        return out
+    mutated, targets, notes = _mutants(passed, runner.pinned_source)
+    if not targets:
+        message = "; ".join(notes) or "nothing to mutate"
+        status = "not_run" if any("cannot" in n for n in notes) else "skipped"
+        out.checks.append(_check("vacuous_pass", status, message))
+        return out
+    deadline = time.monotonic() + contract.tamper.vacuous_timeout
+    first = _run_mutants(runner, {p: m.source for p, m in mutated.items()}, targets, deadline)
+    if isinstance(first, str):
+        out.checks.append(_check("vacuous_pass", first.split(":")[0], first, tests=targets))
+        return out
+    survivors = [n for n in targets if first.get(n) == "passed"]
+    confirmed: list[str] = []
+    inconclusive: list[str] = []
+    if survivors:
+        reach = {
+            p: mutate_expectations(
+                _text(runner.pinned_source(p)),
+                reach=True,
+                only=[function_of(n) for n in survivors if n.split("::", 1)[0] == p],
+            ).source
+            for p in {n.split("::", 1)[0] for n in survivors}
+        }
+        second = _run_mutants(runner, reach, survivors, deadline)
+        if isinstance(second, str):
+            out.checks.append(_check("vacuous_pass", second.split(":")[0], second, tests=targets))
+            return out
+        confirmed = [n for n in survivors if second.get(n) in ("failed", "error")]
+        inconclusive = [n for n in survivors if n not in confirmed]
+    for nodeid in confirmed:
+        path = nodeid.split("::", 1)[0]
+        if contract.tamper.allows("vacuous_pass", path):
+            continue
+        lines = [m.line for m in mutated[path].mutations if m.function == function_of(nodeid)]
+        out.findings.append(
+            Finding(
+                "vacuous_pass",
+                f"{nodeid} still passes with the expected side of its assertion(s) at line(s) "
+                f"{', '.join(map(str, lines))} made wrong: the result it checks equals anything",
+                path,
+                lines[0],
+            )
+        )
+    message = f"{len(targets)} acceptance test(s) re-run with mutated expectations"
+    message += f", {len(confirmed)} still passed"
+    if inconclusive:
+        message += f"; inconclusive (mutated assertion not reached): {', '.join(inconclusive)}"
+    out.checks.append(_check("vacuous_pass", "ran", "; ".join([message, *notes]), tests=targets))
+    return out
+
+
+def _text(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8")
+
+
+def _mutants(
+    passed: Sequence[str], source_of: Callable[[str], bytes | None]
+) -> tuple[dict[str, MutatedSource], list[str], list[str]]:
+    mutated: dict[str, MutatedSource] = {}
+    targets: list[str] = []
+    notes: list[str] = []
+    for path in dict.fromkeys(n.split("::", 1)[0] for n in passed):
+        data = source_of(path)
+        if data is None:
+            notes.append(f"{path} is not pinned, so its tests were not mutated")
+            continue
+        try:
+            mutated[path] = mutate_expectations(data.decode("utf-8"))
+        except Exception as exc:  # the rewrite cannot handle it: named, never a crash
+            notes.append(f"the rewrite cannot handle {path} ({type(exc).__name__}: {exc})")
+            continue
+        functions = mutated[path].functions()
+        for nodeid in (n for n in passed if n.split("::", 1)[0] == path):
+            if function_of(nodeid) in functions:
+                targets.append(nodeid)
+            else:
+                notes.append(f"{nodeid}: no assertion the rewrite can mutate")
+    return mutated, targets, notes
+
+
+def _run_mutants(
+    runner: VacuousRunner, files: Mapping[str, str], nodeids: Sequence[str], deadline: float
+) -> dict[str, str] | str:
+    """Outcomes by node id, or a ``status: reason`` text when the run gave none."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return "timed_out: no time left for the mutation run"
+    scratch = make_scratch(prefix="loopcontract-mutant-")
+    try:
+        runner.prepare(scratch)
+        for path, text in files.items():
+            target = scratch / path
+            if target.is_symlink():
+                target.unlink()
+            target.write_text(text, "utf-8")
+        run = runner.run(scratch, list(nodeids), left)
+    except (OSError, WorkspaceError) as exc:
+        return f"not_run: the mutation run could not start ({exc})"
+    finally:
+        remove_tree(scratch)
+    if run.timed_out:
+        return f"timed_out: the mutation run exceeded {left:.0f}s (tamper.vacuous_pass.timeout)"
+    if run.results is None:
+        return f"not_run: the mutation run gave no results ({run.results_error})"
+    return run.results.outcomes()
