@@ -45,17 +45,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
-from contest_project import make_project
-from fake_github import FakeGitHub
-from github_data import require as require_data
-from github_events import pull_request_event, validate_event
-from github_field import patches
 
 from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
+from testing.contest_project import make_project
+from testing.fake_github import FakeGitHub
+from testing.github_data import require as require_data
+from testing.github_events import pull_request_event, validate_event
+from testing.github_field import patches
+from testing.repos import git
 
 ROOT = Path(__file__).resolve().parent.parent
-STAND_INS = Path(__file__).resolve().parent / "act_support"
+STAND_INS = ROOT / "testing" / "act_support"
 WORKFLOWS = ("loop-contract-verify.yml", "loop-contract-publish.yml")
 REPO = "octo/calc"
 CONTEXT = "loop-contract/winner"

@@ -23,17 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import assert_valid_verdict, git, init_repo, run_cli
-from test_baseline import (
-    BUGGY,
-    FIXED,
-    TESTS,
-    cli,
-    contract,
-    make_repo,
-    no_traceback,
-    read_baseline,
-)
 
 from pytest_loopcontract.contract.model import parse_contract
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, utc_now
@@ -47,36 +36,29 @@ from pytest_loopcontract.verifier.tamper.pins import (
 )
 from pytest_loopcontract.verifier.verify import _run_errors
 from pytest_loopcontract.verifier.workspace import DEFAULT_PROTECT, Pin, TreeEntry, match_glob
+from testing.repos import assert_valid_verdict, git, init_repo, run_cli
+from testing.verifier_project import (
+    BUGGY,
+    FIXED,
+    PY,
+    TESTS,
+    baseline_ok,
+    cli,
+    contract,
+    finding_codes,
+    make_repo,
+    no_traceback,
+    probed_repo,
+    probes,
+    processes_with,
+    read_baseline,
+    reason_codes,
+    verify_json,
+    with_pytest_settings,
+)
 
 HAS_XDIST = importlib.util.find_spec("xdist") is not None
 HAS_HYPOTHESIS = importlib.util.find_spec("hypothesis") is not None
-PY = sys.executable
-
-# A test every project below carries: it appends what the run looked like from inside (plugin
-# autoload, xdist worker, registered plugins, files of the scratch copy) to a file outside the
-# repository, so the tests can see what the launcher really ran.
-PROBE_TEST = """\
-import json
-import os
-
-
-def test_probe(request):
-    root = str(request.config.rootpath)
-    files = []
-    for folder, dirs, names in os.walk(root):
-        links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
-        for name in names + links:
-            files.append(os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/"))
-    pm = request.config.pluginmanager
-    record = {{
-        "autoload": os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"),
-        "worker": os.environ.get("PYTEST_XDIST_WORKER"),
-        "plugins": sorted(name for name, plugin in pm.list_name_plugin() if plugin is not None),
-        "files": sorted(files),
-    }}
-    with open({path!r}, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record) + "\\n")
-"""
 
 
 @pytest.fixture(autouse=True)
@@ -87,42 +69,6 @@ def outside_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setenv("LOOP_CONTRACT_SANDBOX_WRITABLE", str(folder))
     return folder
-
-
-def probed_repo(tmp_path: Path, **overrides: str) -> tuple[Path, Path]:
-    probe = tmp_path / "out" / "probe.jsonl"
-    files = {"tests/test_probe.py": PROBE_TEST.format(path=str(probe)), **overrides}
-    return make_repo(tmp_path / "mini", **files), probe
-
-
-def probes(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
-
-
-def baseline_ok(repo: Path) -> None:
-    result = cli(repo, "baseline")
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def verify_json(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
-    result = cli(repo, "verify", "--json", *args)
-    no_traceback(result)
-    verdict: dict[str, Any] = result.json()
-    assert_valid_verdict(verdict)
-    assert verdict["exit_code"] == result.returncode
-    return result.returncode, verdict
-
-
-def reason_codes(verdict: dict[str, Any]) -> set[str]:
-    return {r["code"] for r in verdict["reasons"]}
-
-
-def finding_codes(verdict: dict[str, Any]) -> set[str]:
-    return {f["code"] for f in verdict["tamper"]["findings"]}
-
-
-def with_pytest_settings(text: str, settings: str) -> str:
-    return text + "pytest:\n" + "".join(f"  {line}\n" for line in settings.splitlines())
 
 
 # --- B. verify with bad input ----------------------------------------------------------------
@@ -306,29 +252,6 @@ def test_hidden_hard_exit_is_an_error_without_results(tmp_path: Path) -> None:
     assert "exit 1" in reasons["no_results"]
     assert verdict["tests"] == []
     assert verdict["dod"][0]["status"] != "done"
-
-
-def _process_gone(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
-
-
-def processes_with(token: str) -> list[int]:
-    """Host pids whose command line carries ``token`` (pids seen inside a sandbox belong to
-    its own PID namespace, so the tests find the candidate's processes by a marker)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            if token.encode() in (entry / "cmdline").read_bytes() and not _process_gone(
-                int(entry.name)
-            ):
-                found.append(int(entry.name))
-    return found
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")

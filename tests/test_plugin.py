@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import assert_valid_verdict
+
+from testing.repos import assert_valid_verdict
 
 pytest_plugins = ["pytester"]
 

@@ -1,0 +1,74 @@
+"""`loop-contract ledger verify` and `cert verify` on real ledgers, keys and tokens."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from pytest_loopcontract.contest import certificate
+from pytest_loopcontract.contest.ledger import Ledger
+from testing.repos import run_cli
+
+
+def make_ledger(path: Path, rows: int = 5) -> Ledger:
+    ledger = Ledger(path)
+    for n in range(rows):
+        ledger.append(
+            "event", run_id="r1", contract_id="c", payload={"event": "human_gate", "n": n}
+        )
+    return ledger
+
+
+def test_ledger_verify_ok_then_names_the_edited_row(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite"
+    make_ledger(path).close()
+    ok = run_cli(tmp_path, "ledger", "verify", "--ledger", str(path))
+    assert ok.returncode == 0, ok.stderr
+    assert "5 rows seal" in ok.stdout
+    with sqlite3.connect(path) as db:  # a hand edit, the way a person would make one
+        for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall():
+            db.execute(f"DROP TRIGGER {name}")
+        db.execute("""UPDATE rows SET payload='{"event":"human_gate","n":99}' WHERE seq=3""")
+    broken = run_cli(tmp_path, "ledger", "verify", "--ledger", str(path), "--json")
+    assert broken.returncode == 25
+    assert broken.json()["first_bad_seq"] == 3
+    assert run_cli(tmp_path, "ledger", "verify", "--ledger", str(tmp_path / "none")).returncode == 2
+
+
+def test_cert_verify_valid_and_tampered(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite"
+    ledger = make_ledger(path)
+    ledger.append(
+        "decision",
+        run_id="r1",
+        contract_id="c",
+        family="vendor-a",
+        payload={"winner": "seat-a", "outcomes": {"seat-a": "pass"}},
+    )
+    key_path = tmp_path / "cert.key"
+    key = certificate.load_or_create_key(key_path)
+    payload = certificate.build_payload(
+        ledger,
+        run_id="r1",
+        contract_id="c",
+        contract_sha256="0" * 64,
+        nonce="n",
+        verdict="pass",
+        exit_code=0,
+        winner="seat-a",
+    )
+    token = certificate.issue(payload, key)
+    ledger.close()
+    valid = run_cli(
+        tmp_path, "cert", "verify", token, "--key", str(key_path), "--ledger", str(path)
+    )
+    assert valid.returncode == 0, valid.stderr
+    assert valid.stdout.strip() == "VALID"
+    body, signature = token.split(".")
+    forged = body[:-2] + ("AA" if body[-2:] != "AA" else "BB") + "." + signature
+    bad = run_cli(tmp_path, "cert", "verify", forged, "--key", str(key_path), "--json")
+    assert bad.returncode == 25
+    assert bad.json()["valid"] is False
+    missing = run_cli(tmp_path, "cert", "verify", token, "--key", str(tmp_path / "nokey"))
+    assert missing.returncode == 2
+    assert not (tmp_path / "nokey").exists()  # verifying never creates a key

@@ -1,0 +1,160 @@
+"""The HTML report in a real browser: headless Chromium loads the file, and the DOM it builds
+(not the string we wrote) has the hooks, the text and none of the hostile markup.
+
+Chromium missing: skipped, unless ``LOOP_CONTRACT_REQUIRE_CHROMIUM=1`` (CI sets it and
+installs the Debian ``chromium`` package), then the test fails. ``LOOP_CONTRACT_CHROMIUM``
+names another binary.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_loopcontract.contest.report import SCRIPTED_LABEL, write_html
+from testing.contest_fixtures import HOSTILE_SEAT, hostile_result, no_winner_result, sample_result
+
+TIMEOUT = 120
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+]
+
+
+def find_chromium() -> str | None:
+    """``LOOP_CONTRACT_CHROMIUM`` if set, else ``chromium`` on PATH, else /usr/bin/chromium."""
+    explicit = os.environ.get("LOOP_CONTRACT_CHROMIUM")
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    if found := shutil.which("chromium"):
+        return found
+    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    found = find_chromium()
+    if found is None:
+        message = "chromium is not installed (Debian package: chromium)"
+        if os.environ.get("LOOP_CONTRACT_REQUIRE_CHROMIUM") == "1":
+            pytest.fail(message + "; LOOP_CONTRACT_REQUIRE_CHROMIUM=1 requires it")
+        pytest.skip(message)
+    return found
+
+
+def run_chromium(chromium: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    profile = tmp_path / "profile"
+    profile.mkdir(exist_ok=True)
+    proc = subprocess.run(
+        [chromium, *FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd=tmp_path,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc
+
+
+class Dom(HTMLParser):
+    """Tags with attributes, the text of ``#winner``, and all text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self.winner: str | None = None
+        self._in_winner = False
+        self.text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = {k: v or "" for k, v in attrs}
+        self.tags.append((tag, attributes))
+        if attributes.get("id") == "winner":
+            self._in_winner, self.winner = True, ""
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_winner = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_winner and self.winner is not None:
+            self.winner += data
+        self.text += data
+
+
+def dump_dom(chromium: str, tmp_path: Path, result: dict[str, Any]) -> Dom:
+    page = tmp_path / "report.html"
+    write_html(page, result)
+    proc = run_chromium(chromium, tmp_path, "--dump-dom", page.as_uri())
+    assert "</html>" in proc.stdout, proc.stderr[-4000:]
+    dom = Dom()
+    dom.feed(proc.stdout)
+    dom.close()
+    return dom
+
+
+def test_browser_dom_has_winner_and_every_seat(chromium: str, tmp_path: Path) -> None:
+    doc = sample_result()
+    dom = dump_dom(chromium, tmp_path, doc)
+    assert dom.winner == doc["winner"] == "alpha"
+    seats = {a["data-seat"] for _, a in dom.tags if "data-seat" in a}
+    assert seats == {s["name"] for s in doc["seats"]}
+    assert SCRIPTED_LABEL in dom.text
+    cells = [a for t, a in dom.tags if t == "td" and a.get("class") == "cell"]
+    assert len(cells) == len(doc["matrix"]["cells"])
+
+
+def test_browser_dom_without_a_winner(chromium: str, tmp_path: Path) -> None:
+    dom = dump_dom(chromium, tmp_path, no_winner_result())
+    assert dom.winner == "none"
+
+
+def test_browser_builds_no_hostile_element(chromium: str, tmp_path: Path) -> None:
+    dom = dump_dom(chromium, tmp_path, hostile_result())
+    tags = {t for t, _ in dom.tags}
+    assert not tags & {"script", "img", "iframe", "object", "embed", "link", "a", "b", "form"}
+    assert not any(name.startswith("on") for _, a in dom.tags for name in a)
+    assert "<script>alert(1)</script>" in dom.text  # there as text
+    assert HOSTILE_SEAT in {a.get("data-seat") for _, a in dom.tags}
+
+
+def test_browser_screenshot_is_a_png(chromium: str, tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    write_html(page, sample_result())
+    shot = tmp_path / "report.png"
+    run_chromium(
+        chromium, tmp_path, f"--screenshot={shot}", "--window-size=1280,2400", page.as_uri()
+    )
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    assert (width, height) == (1280, 2400)
+    # A rendered page, not a blank canvas: the pixels take many values (text, heat map).
+    pixels = zlib.decompress(b"".join(png_chunks(data, b"IDAT")))
+    assert len(set(pixels)) > 64
+
+
+def png_chunks(data: bytes, kind: bytes) -> list[bytes]:
+    chunks, pos = [], 8
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        if data[pos + 4 : pos + 8] == kind:
+            chunks.append(data[pos + 8 : pos + 8 + length])
+        pos += 12 + length
+    return chunks

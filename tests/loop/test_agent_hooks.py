@@ -1,0 +1,874 @@
+"""The git pre-push hook, its pre-commit flavour and the Claude Code hooks, end to end.
+
+Real repositories, a local bare repository as the remote, real ``git push`` runs that execute
+the installed hook, and the real command line in subprocesses (the way git and Claude Code
+call it). Nothing under test is replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_loopcontract.loop.agent_hooks import HOOK_MARKER
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.state import reduce
+from testing.repos import (
+    EXAMPLE,
+    GIT_ENV,
+    ROOT,
+    CLIResult,
+    assert_valid_verdict,
+    git,
+    init_repo,
+    run_cli,
+)
+
+# Split so that this file is not itself a secret to a scanner; the pattern is AKIA + 16.
+AWS_KEY = "AKIA" + "QZ7XW3KD5RJ2MB4T"
+CP_ID = re.compile(r"\bcp-[0-9a-f]{10}(?:\.\d+)?")
+STATE = ".loop-contract"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def push(
+    repo: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A real ``git push`` (the installed hook runs); not asserted, the caller judges it."""
+    return subprocess.run(
+        ["git", "push", *args],
+        cwd=repo,
+        env={**os.environ, **GIT_ENV, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def said(proc: subprocess.CompletedProcess[str]) -> str:
+    return proc.stdout + proc.stderr
+
+
+def commit_all(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def remote_heads(repo: Path) -> dict[str, str]:
+    heads = {}
+    for line in git(repo, "ls-remote", "--heads", "origin").splitlines():
+        sha, ref = line.split()
+        heads[ref.removeprefix("refs/heads/")] = sha
+    return heads
+
+
+def checkpoint_ids(text: str) -> list[str]:
+    return list(dict.fromkeys(CP_ID.findall(text)))
+
+
+def resolve(repo: Path, cid: str, by: str = "alice") -> None:
+    result = run_cli(repo, "checkpoint", "resolve", cid, "--by", by)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def records(repo: Path) -> list[Any]:
+    return History(repo / STATE).read().records
+
+
+def kinds(repo: Path, kind: str) -> list[Any]:
+    return [r for r in records(repo) if r.kind == kind]
+
+
+def add_key(repo: Path) -> None:
+    """An AWS-looking key on a line that runs on import (so coverage stays complete)."""
+    path = repo / "src/textkit/slug.py"
+    path.write_text(path.read_text("utf-8") + f'\n_DEPLOY_KEY = "{AWS_KEY}"\n', "utf-8")
+
+
+def add_remote(repo: Path, tmp_path: Path) -> Path:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")  # the base is on the remote before any hook
+    return remote
+
+
+def install_pre_push(repo: Path) -> Path:
+    result = run_cli(repo, "hook", "install", "pre-push")
+    assert result.returncode == 0, result.stdout + result.stderr
+    hook = Path(git(repo, "rev-parse", "--git-path", "hooks").strip())
+    return (hook if hook.is_absolute() else repo / hook) / "pre-push"
+
+
+def run_hook(
+    cwd: Path, event: str, stdin: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``loop-contract hook run EVENT`` the way git, pre-commit or Claude Code call it."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_loopcontract", "hook", "run", event],
+        cwd=cwd,
+        input=stdin,
+        env={**os.environ, **GIT_ENV, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def payload(cwd: Path, event: str, session: str = "session-1", **extra: Any) -> str:
+    """A hook input as Claude Code documents it."""
+    return json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": str(cwd / "transcript.jsonl"),
+            "cwd": str(cwd),
+            "hook_event_name": event,
+            **extra,
+        }
+    )
+
+
+def bash(cwd: Path, command: str, session: str = "session-1") -> str:
+    return payload(
+        cwd,
+        "PreToolUse",
+        session,
+        tool_name="Bash",
+        tool_input={"command": command, "description": "run it"},
+    )
+
+
+def stop(cwd: Path, session: str = "session-1", active: bool = False) -> str:
+    return payload(cwd, "Stop", session, stop_hook_active=active)
+
+
+@pytest.fixture
+def pushable(baselined_repo: Path, tmp_path: Path) -> Path:
+    """A baselined example repository with a bare remote and the pre-push hook installed."""
+    add_remote(baselined_repo, tmp_path)
+    install_pre_push(baselined_repo)
+    return baselined_repo
+
+
+# --------------------------------------------------------------------------- pre-push: install
+
+
+def test_install_pre_push_uses_this_python_and_is_idempotent(example_repo: Path) -> None:
+    hook = install_pre_push(example_repo)
+    text = hook.read_text("utf-8")
+    assert text.startswith("#!/bin/sh\n")
+    assert os.access(hook, os.X_OK)
+    assert HOOK_MARKER in text
+    # the hook runs the interpreter that installed it (this virtualenv), not whatever is on PATH
+    (exec_line,) = [line for line in text.splitlines() if line.strip().startswith("exec ")]
+    argv = shlex.split(exec_line)
+    assert argv[1] == sys.executable
+    assert Path(argv[1]).is_absolute() and os.access(argv[1], os.X_OK)
+    assert argv[2:] == ["-m", "pytest_loopcontract", "hook", "run", "pre-push", "$@"]
+
+    again = install_pre_push(example_repo)
+    assert again == hook
+    assert hook.read_text("utf-8") == text
+    assert text.count(HOOK_MARKER) == 1
+    assert not list(hook.parent.glob("pre-push.before-loop-contract*"))
+
+
+def test_foreign_pre_push_hook_is_kept_chained_and_runs_first(
+    baselined_repo: Path, tmp_path: Path, candidates: ModuleType
+) -> None:
+    repo = baselined_repo
+    add_remote(repo, tmp_path)
+    hooks = repo / ".git" / "hooks"
+    log = tmp_path / "foreign.log"
+    veto = tmp_path / "foreign-says-no"
+    foreign = (
+        "#!/bin/sh\n"
+        f'echo "args: $*" >> "{log}"\n'
+        f'cat >> "{log}"\n'
+        f'if [ -e "{veto}" ]; then echo "foreign hook says no" >&2; exit 3; fi\n'
+    )
+    (hooks / "pre-push").write_text(foreign, "utf-8")
+    (hooks / "pre-push").chmod(0o755)
+
+    hook = install_pre_push(repo)
+    install_pre_push(repo)  # twice: no second chain, no duplicate
+    chained = hooks / "pre-push.before-loop-contract"
+    assert chained.read_text("utf-8") == foreign
+    assert hook.read_text("utf-8").count(HOOK_MARKER) == 1
+    assert sorted(p.name for p in hooks.glob("pre-push*") if p.suffix != ".sample") == [
+        "pre-push",
+        "pre-push.before-loop-contract",
+    ]
+
+    git(repo, "checkout", "-q", "-b", "feature")
+    candidates.honest(repo)
+    add_key(repo)
+    sha = commit_all(repo, "fix slugify, with a key")
+
+    veto.touch()
+    refused = push(repo, "origin", "feature")
+    assert refused.returncode != 0
+    assert "foreign hook says no" in said(refused)
+    assert "loop-contract" not in said(refused)  # it runs first; its failure ends the push
+    assert not kinds(repo, "checkpoint_raised")
+    seen = log.read_text("utf-8")
+    assert "args: origin " in seen and str(tmp_path / "remote.git") in seen
+    assert f"refs/heads/feature {sha} refs/heads/feature {'0' * 40}" in seen
+
+    veto.unlink()
+    blocked = push(repo, "origin", "feature")
+    assert blocked.returncode != 0
+    assert log.read_text("utf-8").count("args: origin ") == 2  # the foreign hook ran again
+    assert checkpoint_ids(said(blocked)), said(blocked)  # and then ours blocked the secret
+    assert "feature" not in remote_heads(repo)
+
+
+# --------------------------------------------------------------------------- pre-push: pushes
+
+
+def test_secret_push_blocked_until_a_person_clears_it(
+    pushable: Path, candidates: ModuleType
+) -> None:
+    repo = pushable
+    git(repo, "checkout", "-q", "-b", "feature")
+    candidates.honest(repo)  # the gates pass, so only the key holds the push back
+    add_key(repo)
+    sha = commit_all(repo, "fix slugify, with a deploy key")
+
+    first = push(repo, "origin", "feature")
+    out = said(first)
+    assert first.returncode != 0, out
+    assert "aws access key id" in out and "src/textkit/slug.py" in out
+    assert AWS_KEY not in out  # shown redacted
+    (cid,) = checkpoint_ids(out)
+    assert f"loop-contract checkpoint resolve {cid} --by NAME" in out
+    assert "feature" not in remote_heads(repo)
+
+    again = push(repo, "origin", "feature")  # asking again finds the same pending request
+    assert again.returncode != 0
+    assert checkpoint_ids(said(again)) == [cid]
+
+    resolve(repo, cid, by="alice")
+    # no virtualenv on PATH: the hook finds its interpreter by the path it was installed with
+    cleared = push(repo, "origin", "feature", env={"PATH": "/usr/bin:/bin"})
+    assert cleared.returncode == 0, said(cleared)
+    assert remote_heads(repo)["feature"] == sha
+    verdict = json.loads((repo / STATE / "pre-push-verdict.json").read_text("utf-8"))
+    assert_valid_verdict(verdict)
+    assert verdict["environment"]["commit"] == sha
+
+
+def test_push_whose_gates_fail_is_blocked_with_the_verdict_reasons(pushable: Path) -> None:
+    repo = pushable
+    git(repo, "checkout", "-q", "-b", "feature")
+    slug = repo / "src/textkit/slug.py"
+    slug.write_text(slug.read_text("utf-8") + "\n# transliteration: still to do\n", "utf-8")
+    commit_all(repo, "not a fix")
+
+    result = push(repo, "origin", "feature")
+    out = said(result)
+    assert result.returncode != 0, out
+    assert "the contract is not met" in out
+    assert not checkpoint_ids(out)  # nothing needs a person: the gates alone block it
+    verdict = json.loads((repo / STATE / "pre-push-verdict.json").read_text("utf-8"))
+    assert_valid_verdict(verdict)
+    assert verdict["verdict"] == "fail"
+    codes = [r["code"] for r in verdict["reasons"]]
+    assert "hard_gate_failed" in codes
+    for reason in verdict["reasons"]:
+        assert f"{reason['code']}: {reason['message']}" in out
+    assert "feature" not in remote_heads(repo)
+
+
+def test_push_of_a_cleared_secret_still_needs_the_gates(
+    pushable: Path, candidates: ModuleType
+) -> None:
+    repo = pushable
+    git(repo, "checkout", "-q", "-b", "feature")
+    add_key(repo)  # no fix: the acceptance tests still fail
+    commit_all(repo, "a key and no fix")
+    first = push(repo, "origin", "feature")
+    (cid,) = checkpoint_ids(said(first))
+    resolve(repo, cid)
+    gated = push(repo, "origin", "feature")
+    assert gated.returncode != 0
+    assert "the contract is not met" in said(gated)
+    assert "hard_gate_failed" in said(gated)
+    assert "feature" not in remote_heads(repo)
+
+
+def test_push_to_main_is_a_protected_branch_checkpoint(
+    pushable: Path, candidates: ModuleType
+) -> None:
+    repo = pushable
+    candidates.honest(repo)
+    sha = commit_all(repo, "fix slugify on main")
+    before = remote_heads(repo)["main"]
+
+    blocked = push(repo, "origin", "main")
+    out = said(blocked)
+    assert blocked.returncode != 0, out
+    assert "protected branch main" in out
+    (cid,) = checkpoint_ids(out)
+    assert "checkpoint resolve" in out
+    assert remote_heads(repo)["main"] == before
+
+    resolve(repo, cid, by="carol")
+    allowed = push(repo, "origin", "main")
+    assert allowed.returncode == 0, said(allowed)
+    assert remote_heads(repo)["main"] == sha
+
+
+def test_force_push_is_flagged(pushable: Path, candidates: ModuleType) -> None:
+    repo = pushable
+    git(repo, "checkout", "-q", "-b", "feature")
+    candidates.honest(repo)
+    commit_all(repo, "fix slugify")
+    first = push(repo, "origin", "feature")
+    assert first.returncode == 0, said(first)
+
+    git(repo, "commit", "-q", "--amend", "-m", "fix slugify (reworded)")
+    rewritten = git(repo, "rev-parse", "HEAD").strip()
+    forced = push(repo, "--force", "origin", "feature")
+    out = said(forced)
+    assert forced.returncode != 0, out
+    assert "rewrites the history of refs/heads/feature" in out
+    (cid,) = checkpoint_ids(out)
+    assert remote_heads(repo)["feature"] != rewritten
+
+    resolve(repo, cid)
+    allowed = push(repo, "--force", "origin", "feature")
+    assert allowed.returncode == 0, said(allowed)
+    assert remote_heads(repo)["feature"] == rewritten
+
+
+def test_force_push_over_a_remote_commit_this_clone_never_saw_is_flagged(
+    pushable: Path, tmp_path: Path, candidates: ModuleType
+) -> None:
+    """Someone else pushed; we never fetched it. Forcing over it destroys their work."""
+    repo = pushable
+    git(repo, "checkout", "-q", "-b", "feature")
+    candidates.honest(repo)
+    commit_all(repo, "fix slugify")
+    assert push(repo, "origin", "feature").returncode == 0
+
+    other = tmp_path / "colleague"
+    git(tmp_path, "clone", "-q", "-b", "feature", str(tmp_path / "remote.git"), str(other))
+    (other / "src/textkit/notes.txt").write_text("colleague's work\n", "utf-8")
+    theirs = commit_all(other, "colleague's commit")
+    git(other, "push", "-q", "origin", "feature")  # no hook in that clone
+
+    slug = repo / "src/textkit/slug.py"
+    slug.write_text(slug.read_text("utf-8").replace("URL slugs.", "URL slugs, v2."), "utf-8")
+    commit_all(repo, "our next commit")
+    forced = push(repo, "--force", "origin", "feature")
+    out = said(forced)
+    assert forced.returncode != 0, out
+    assert "rewrites the history of refs/heads/feature" in out
+    assert remote_heads(repo)["feature"] == theirs
+
+
+def test_deleting_a_remote_branch_is_flagged(pushable: Path, candidates: ModuleType) -> None:
+    repo = pushable
+    git(repo, "checkout", "-q", "-b", "feature")
+    candidates.honest(repo)
+    commit_all(repo, "fix slugify")
+    assert push(repo, "origin", "feature").returncode == 0
+
+    deleting = push(repo, "origin", "--delete", "feature")
+    out = said(deleting)
+    assert deleting.returncode != 0, out
+    assert "deletes remote refs/heads/feature" in out
+    (cid,) = checkpoint_ids(out)
+    assert "feature" in remote_heads(repo)
+
+    resolve(repo, cid)
+    deleted = push(repo, "origin", "--delete", "feature")
+    assert deleted.returncode == 0, said(deleted)
+    assert "feature" not in remote_heads(repo)
+
+
+def test_secret_added_and_removed_inside_the_pushed_commits_is_flagged(
+    pushable: Path, candidates: ModuleType
+) -> None:
+    """The net diff is clean, but the pushed history carries the key to the remote."""
+    repo = pushable
+    git(repo, "checkout", "-q", "-b", "feature")
+    add_key(repo)
+    commit_all(repo, "add a key")
+    candidates.honest(repo)  # rewrites slug.py: the key is gone again
+    commit_all(repo, "fix slugify (and drop the key)")
+    assert AWS_KEY not in (repo / "src/textkit/slug.py").read_text("utf-8")
+
+    result = push(repo, "origin", "feature")
+    out = said(result)
+    assert result.returncode != 0, out
+    assert "aws access key id" in out
+    assert checkpoint_ids(out)
+    assert "feature" not in remote_heads(repo)
+
+
+def test_first_push_of_a_history_scans_every_commit(example_repo: Path, tmp_path: Path) -> None:
+    """No baseline (no gates), an empty remote: the whole history is what gets pushed."""
+    repo = example_repo
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    install_pre_push(repo)
+    git(repo, "checkout", "-q", "-b", "feature")
+    add_key(repo)
+    commit_all(repo, "add a key")
+    (repo / "NOTES.md").write_text("notes\n", "utf-8")
+    commit_all(repo, "notes")
+
+    result = push(repo, "origin", "feature")
+    out = said(result)
+    assert result.returncode != 0, out
+    assert "aws access key id" in out
+    assert not remote_heads(repo)
+
+
+def test_commits_already_on_one_remote_are_checked_again_for_another(
+    pushable: Path, tmp_path: Path, candidates: ModuleType
+) -> None:
+    """Cleared for the private origin is not cleared for a public mirror."""
+    repo = pushable
+    git(repo, "checkout", "-q", "-b", "feature")
+    candidates.honest(repo)
+    add_key(repo)
+    commit_all(repo, "fix slugify, with a key")
+    (cid,) = checkpoint_ids(said(push(repo, "origin", "feature")))
+    resolve(repo, cid)
+    assert push(repo, "origin", "feature").returncode == 0
+
+    mirror = tmp_path / "mirror.git"
+    git(tmp_path, "init", "-q", "--bare", str(mirror))
+    git(repo, "remote", "add", "mirror", str(mirror))
+    to_mirror = push(repo, "mirror", "feature")
+    out = said(to_mirror)
+    assert to_mirror.returncode != 0, out
+    assert "aws access key id" in out
+    assert checkpoint_ids(out) == [f"{cid}.2"]  # a new decision, not the one already spent
+    assert not git(repo, "ls-remote", "--heads", "mirror").strip()
+
+
+def test_hook_paths_are_quoted_for_the_shell(tmp_path: Path) -> None:
+    """A repository under a path with a space, a quote and a dollar sign still runs both the
+    chained hook and ours."""
+    repo = tmp_path / "it's $HOME dir"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", STATE))
+    init_repo(repo)
+    add_remote(repo, tmp_path)
+    log = tmp_path / "foreign.log"
+    foreign = repo / ".git" / "hooks" / "pre-push"
+    foreign.write_text(f'#!/bin/sh\necho ran >> "{log}"\n', "utf-8")
+    foreign.chmod(0o755)
+    install_pre_push(repo)
+    git(repo, "checkout", "-q", "-b", "feature")
+    add_key(repo)
+    commit_all(repo, "a key")
+    result = push(repo, "origin", "feature")
+    assert result.returncode != 0
+    assert log.read_text("utf-8") == "ran\n"
+    assert "aws access key id" in said(result)
+
+
+def test_clean_push_without_a_baseline_goes_through(example_repo: Path, tmp_path: Path) -> None:
+    repo = example_repo
+    add_remote(repo, tmp_path)
+    install_pre_push(repo)
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "NOTES.md").write_text("notes\n", "utf-8")
+    sha = commit_all(repo, "notes")
+    result = push(repo, "origin", "feature")
+    assert result.returncode == 0, said(result)
+    assert remote_heads(repo)["feature"] == sha
+
+
+# --------------------------------------------------------------------------- pre-commit
+
+
+def test_pre_commit_style_run_reads_the_pushed_range_from_the_environment(
+    pushable: Path, candidates: ModuleType
+) -> None:
+    repo = pushable
+    base = git(repo, "rev-parse", "main").strip()
+    git(repo, "checkout", "-q", "-b", "feature")
+    candidates.honest(repo)
+    add_key(repo)
+    sha = commit_all(repo, "fix slugify, with a key")
+    env = {
+        "PRE_COMMIT_FROM_REF": base,
+        "PRE_COMMIT_TO_REF": sha,
+        "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/feature",
+    }
+
+    blocked = run_hook(repo, "pre-push", "", env)  # pre-commit leaves stdin empty
+    assert blocked.returncode == 1, said(blocked)
+    assert "aws access key id" in said(blocked)
+    (cid,) = checkpoint_ids(said(blocked))
+    assert f"loop-contract checkpoint resolve {cid}" in said(blocked)
+
+    # the git hook asks the very same question (same id) for the same push
+    via_git = push(repo, "origin", "feature")
+    assert via_git.returncode != 0
+    assert checkpoint_ids(said(via_git)) == [cid]
+
+    resolve(repo, cid)
+    allowed = run_hook(repo, "pre-push", "", env)
+    assert allowed.returncode == 0, said(allowed)
+
+    to_main = run_hook(repo, "pre-push", "", {**env, "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/main"})
+    assert to_main.returncode == 1
+    assert "protected branch main" in said(to_main)
+
+    nothing = run_hook(repo, "pre-push", "")  # no stdin, no variables: nothing is pushed
+    assert nothing.returncode == 0, said(nothing)
+    assert said(nothing) == ""
+
+
+def test_pre_commit_style_run_of_a_first_push_checks_the_whole_history(
+    example_repo: Path,
+) -> None:
+    """For a push that includes the root commit pre-commit sets no FROM/TO refs, only the
+    branches ("all files" mode); the hook must still check what is pushed."""
+    repo = example_repo
+    git(repo, "checkout", "-q", "-b", "feature")
+    add_key(repo)
+    commit_all(repo, "add a key")
+    env = {
+        "PRE_COMMIT_LOCAL_BRANCH": "refs/heads/feature",
+        "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/feature",
+        "PRE_COMMIT_REMOTE_NAME": "origin",
+        "PRE_COMMIT_REMOTE_URL": "/nowhere.git",
+    }
+    result = run_hook(repo, "pre-push", "", env)
+    assert result.returncode == 1, said(result)
+    assert "aws access key id" in said(result)
+
+
+def test_pre_commit_hooks_yaml_offers_the_pre_push_and_check_hooks(
+    example_repo: Path,
+) -> None:
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
+    assert isinstance(hooks, list)
+    by_id = {h["id"]: h for h in hooks}
+    assert set(by_id) == {"loop-contract-pre-push", "loop-contract-check"}
+    for hook in hooks:
+        assert {"id", "name", "entry", "language"} <= set(hook)
+        assert hook["language"] == "python"
+    pre_push = by_id["loop-contract-pre-push"]
+    assert pre_push["entry"] == "loop-contract hook run pre-push"
+    assert pre_push["stages"] == ["pre-push"]
+    assert pre_push["pass_filenames"] is False
+    assert pre_push["always_run"] is True
+    check = by_id["loop-contract-check"]
+    assert check["entry"] == "loop-contract check"
+    assert check["pass_filenames"] is False
+    assert re.search(check["files"], "loopcontract.yml")
+    assert not re.search(check["files"], "docs/loopcontract.yml.bak")
+
+    # the entries are real commands of this package (pre-commit runs them from the repo root)
+    for hook in hooks:
+        words = hook["entry"].split()
+        assert words[0] == "loop-contract"
+        result = run_cli(example_repo, *words[1:], "--help")
+        assert result.returncode == 0, result.stderr
+    checked = run_cli(example_repo, "check")
+    assert checked.returncode == 0, checked.stderr
+
+
+# --------------------------------------------------------------------------- Claude Code: install
+
+
+def _install_claude(repo: Path) -> CLIResult:
+    return run_cli(repo, "hook", "install", "claude-code")
+
+
+OUR_PRE = "loop-contract hook run claude-pre-tool-use"
+OUR_STOP = "loop-contract hook run claude-stop"
+
+
+def _commands(groups: list[dict[str, Any]]) -> list[str]:
+    return [h["command"] for g in groups for h in g["hooks"]]
+
+
+def test_claude_install_creates_settings(example_repo: Path) -> None:
+    result = _install_claude(example_repo)
+    assert result.returncode == 0, result.stderr
+    settings = json.loads((example_repo / ".claude/settings.json").read_text("utf-8"))
+    assert settings == {
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": OUR_PRE}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": OUR_STOP}]}],
+        }
+    }
+
+
+def test_claude_install_merges_into_existing_settings_and_is_idempotent(
+    example_repo: Path,
+) -> None:
+    path = example_repo / ".claude" / "settings.json"
+    path.parent.mkdir()
+    theirs: dict[str, Any] = {
+        "model": "claude-sonnet-4-5",
+        "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},
+        "env": {"FOO": "1"},
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "fmt-check"}]},
+                {
+                    "matcher": "Bash",
+                    "hooks": [{"type": "command", "command": "audit-bash", "timeout": 5}],
+                },
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+            "PostToolUse": [
+                {"matcher": "Write", "hooks": [{"type": "command", "command": "ruff format"}]}
+            ],
+        },
+    }
+    path.write_text(json.dumps(theirs, indent=2), "utf-8")
+
+    result = _install_claude(example_repo)
+    assert result.returncode == 0, result.stderr
+    merged = json.loads(path.read_text("utf-8"))
+    # everything that was there is still there, in place and unchanged
+    for key in ("model", "permissions", "env"):
+        assert merged[key] == theirs[key]
+    assert merged["hooks"]["PostToolUse"] == theirs["hooks"]["PostToolUse"]
+    pre, stop_groups = merged["hooks"]["PreToolUse"], merged["hooks"]["Stop"]
+    assert pre[: len(theirs["hooks"]["PreToolUse"])] == theirs["hooks"]["PreToolUse"]
+    assert stop_groups[:1] == theirs["hooks"]["Stop"]
+    # and ours were added
+    ours = [g for g in pre if OUR_PRE in _commands([g])]
+    assert ours == [{"matcher": "Bash", "hooks": [{"type": "command", "command": OUR_PRE}]}]
+    assert _commands(stop_groups).count(OUR_STOP) == 1
+
+    again = _install_claude(example_repo)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(path.read_text("utf-8")) == merged
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]"])
+def test_claude_install_refuses_a_broken_settings_file(example_repo: Path, content: str) -> None:
+    path = example_repo / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(content, "utf-8")
+    result = _install_claude(example_repo)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert "settings.json" in result.stderr
+    assert "JSON" in result.stderr
+    assert path.read_text("utf-8") == content  # left exactly as it was
+
+
+# --------------------------------------------------------------------------- Claude: PreToolUse
+
+
+def _decision(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert result.returncode == 0, result.stderr
+    output: dict[str, Any] = json.loads(result.stdout)["hookSpecificOutput"]
+    return output
+
+
+def test_pre_tool_use_denies_a_force_push_until_cleared_once(baselined_repo: Path) -> None:
+    repo = baselined_repo
+    command = "git push --force origin main"
+
+    denied = _decision(run_hook(repo, "claude-pre-tool-use", bash(repo, command)))
+    assert denied["hookEventName"] == "PreToolUse"
+    assert denied["permissionDecision"] == "deny"
+    reason = denied["permissionDecisionReason"]
+    (cid,) = checkpoint_ids(reason)
+    assert f"checkpoint resolve {cid}" in reason
+    assert "force push" in reason.lower()
+
+    again = _decision(run_hook(repo, "claude-pre-tool-use", bash(repo, command)))
+    assert checkpoint_ids(again["permissionDecisionReason"]) == [cid]  # same pending request
+
+    resolve(repo, cid, by="dave")
+    allowed = run_hook(repo, "claude-pre-tool-use", bash(repo, command))
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.stdout == ""  # no deny: Claude Code's own permission rules decide
+
+    # single use: the next identical command needs a new decision
+    next_time = _decision(run_hook(repo, "claude-pre-tool-use", bash(repo, command)))
+    assert next_time["permissionDecision"] == "deny"
+    assert checkpoint_ids(next_time["permissionDecisionReason"]) == [f"{cid}.2"]
+
+
+def test_pre_tool_use_sees_through_shell_wrappers(example_repo: Path) -> None:
+    command = "bash -c 'cd . && git push origin HEAD:main'"
+    denied = _decision(run_hook(example_repo, "claude-pre-tool-use", bash(example_repo, command)))
+    assert denied["permissionDecision"] == "deny"
+    assert checkpoint_ids(denied["permissionDecisionReason"])
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        "ls -la",  # not JSON at all
+        "[1, 2]",  # JSON, but not an object
+        '"Bash"',
+    ],
+)
+def test_pre_tool_use_rejects_malformed_input_clearly(example_repo: Path, stdin: str) -> None:
+    result = run_hook(example_repo, "claude-pre-tool-use", stdin)
+    assert result.returncode != 0
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    assert "loop-contract" in result.stderr and "JSON" in result.stderr
+
+
+def test_pre_tool_use_lets_harmless_and_non_bash_calls_through(example_repo: Path) -> None:
+    repo = example_repo
+    for stdin in (
+        bash(repo, "ls"),
+        bash(repo, "python -m pytest -q"),
+        payload(
+            repo,
+            "PreToolUse",
+            tool_name="Write",
+            tool_input={"file_path": "x.sh", "content": "git push --force origin main"},
+        ),
+        payload(repo, "PreToolUse", tool_name="Bash", tool_input="git push --force origin main"),
+        payload(repo, "PreToolUse", tool_name="Bash", tool_input={"description": "no command"}),
+    ):
+        result = run_hook(repo, "claude-pre-tool-use", stdin)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == "", stdin
+        assert "Traceback" not in result.stderr
+    assert not kinds(repo, "checkpoint_raised")
+
+
+# --------------------------------------------------------------------------- Claude: Stop
+
+
+def test_stop_blocks_with_the_verifiers_reasons_until_the_contract_is_met(
+    baselined_repo: Path, candidates: ModuleType
+) -> None:
+    repo = baselined_repo  # fix mode: the unmodified tree fails its acceptance tests
+
+    blocked = run_hook(repo, "claude-stop", stop(repo))
+    assert blocked.returncode == 0, blocked.stderr
+    decision = json.loads(blocked.stdout)
+    assert decision["decision"] == "block"
+    verdict = json.loads((repo / STATE / "verdict.json").read_text("utf-8"))
+    assert_valid_verdict(verdict)
+    assert verdict["verdict"] == "fail"
+    assert verdict["loop"]["decision"] == "continue"
+    for reason in verdict["reasons"]:
+        assert f"{reason['code']}: {reason['message']}" in decision["reason"]
+    assert "hard_gate_failed" in decision["reason"]
+
+    candidates.honest(repo)
+    met = run_hook(repo, "claude-stop", stop(repo, active=True))
+    assert met.returncode == 0, met.stderr
+    assert met.stdout == ""  # no block: Claude may stop
+
+    iterations = kinds(repo, "iteration")
+    assert [r.data["n"] for r in iterations] == [1, 2]
+    assert [r.data["verdict"] for r in iterations] == ["fail", "pass"]
+    state = reduce(records(repo))
+    assert state["loop"]["status"] == "done"
+    assert state["loop"]["command"] == ["claude-code", "session-1"]
+
+    # once done, further stops of that session are not verified again
+    later = run_hook(repo, "claude-stop", stop(repo))
+    assert later.stdout == ""
+    assert len(kinds(repo, "iteration")) == 2
+
+
+def test_stop_respects_the_iteration_cap(example_repo: Path) -> None:
+    repo = example_repo
+    contract = repo / "loopcontract.yml"
+    text = contract.read_text("utf-8")
+    assert "iterations: 5" in text
+    contract.write_text(text.replace("iterations: 5", "iterations: 2"), "utf-8")
+    commit_all(repo, "cap at two iterations")
+    assert run_cli(repo, "baseline").returncode == 0
+
+    first = run_hook(repo, "claude-stop", stop(repo))
+    assert json.loads(first.stdout)["decision"] == "block"
+    # the second stop is the second (and last) iteration: the cap ends the loop there, so
+    # Claude is not sent back for a third round of work
+    second = run_hook(repo, "claude-stop", stop(repo, active=True))
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == ""
+    third = run_hook(repo, "claude-stop", stop(repo, active=True))
+    assert third.returncode == 0 and third.stdout == ""
+
+    assert [r.data["n"] for r in kinds(repo, "iteration")] == [1, 2]
+    (stopped,) = kinds(repo, "stop")
+    assert stopped.data["reason"] == "iteration_cap"
+    assert stopped.data["exit_code"] == 23
+    assert reduce(records(repo))["loop"]["status"] == "stopped"
+
+
+def test_stop_in_a_new_session_starts_a_new_run(baselined_repo: Path) -> None:
+    repo = baselined_repo
+    assert json.loads(run_hook(repo, "claude-stop", stop(repo, "a")).stdout)["decision"] == "block"
+    assert json.loads(run_hook(repo, "claude-stop", stop(repo, "b")).stdout)["decision"] == "block"
+    started = kinds(repo, "loop_started")
+    assert [r.data["command"] for r in started] == [["claude-code", "a"], ["claude-code", "b"]]
+
+
+def test_stop_without_a_baseline_does_nothing(example_repo: Path) -> None:
+    result = run_hook(example_repo, "claude-stop", stop(example_repo))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert not (example_repo / STATE).exists()
+
+
+def test_stop_hook_inside_a_governed_loop_leaves_the_loop_in_charge(
+    baselined_repo: Path, tmp_path: Path
+) -> None:
+    """``loop-contract loop -- claude …`` with the hooks installed: the Stop hook fires inside
+    each agent turn. The governed loop verifies after the turn and owns the history; the hook
+    must neither start a run of its own (that would reset the loop's counters) nor block."""
+    repo = baselined_repo
+    log = tmp_path / "hook-calls.jsonl"
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import json, os, subprocess, sys\n"
+        "sys.stdin.read()\n"
+        "payload = {'session_id': 'inside', 'transcript_path': '/dev/null', 'cwd': os.getcwd(),"
+        " 'hook_event_name': 'Stop', 'stop_hook_active': False}\n"
+        "proc = subprocess.run([sys.executable, '-m', 'pytest_loopcontract', 'hook', 'run',"
+        " 'claude-stop'], input=json.dumps(payload), capture_output=True, text=True)\n"
+        f"with open({str(log)!r}, 'a') as fh:\n"
+        "    fh.write(json.dumps({'rc': proc.returncode, 'out': proc.stdout}) + '\\n')\n",
+        "utf-8",
+    )
+    result = run_cli(repo, "loop", "--", sys.executable, str(agent))
+    assert result.returncode == 22, result.stdout + result.stderr  # no progress, 3 in a row
+
+    calls = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
+    assert len(calls) == 3
+    assert all(c == {"rc": 0, "out": ""} for c in calls), calls
+    assert len(kinds(repo, "loop_started")) == 1
+    assert [r.data["n"] for r in kinds(repo, "iteration")] == [1, 2, 3]
+    (stopped,) = kinds(repo, "stop")
+    assert stopped.data["reason"] == "no_progress"
+
+
+def test_hook_run_outside_a_repository_fails_clearly(tmp_path: Path) -> None:
+    result = run_hook(tmp_path, "claude-stop", stop(tmp_path))
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert "git" in result.stderr
