@@ -8,6 +8,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from testing.repos import (
     EXAMPLE,
@@ -16,6 +17,13 @@ from testing.repos import (
     load_candidates,
     run_cli,
 )
+
+# Property tests check behaviour, not this machine's speed: a loaded CI runner (or parallel
+# workers) must not fail them for slow input generation or a slow example.
+settings.register_profile(
+    "loopcontract", suppress_health_check=[HealthCheck.too_slow], deadline=None
+)
+settings.load_profile("loopcontract")
 
 
 def pytest_configure(config: pytest.Config) -> None:
