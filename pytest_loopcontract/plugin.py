@@ -63,7 +63,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) 
     path = _contract_arg(args)
     if path is None or os.environ.get(CONFIG_ENV):
         return
-    from pytest_loopcontract.contract.model import ContractError, load_contract
+    from pytest_loopcontract.contract.model import load_contract
+    from pytest_loopcontract.errors import ContractError
 
     try:
         extra = load_contract(Path(path)).pytest.args
@@ -88,7 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not contract or os.environ.get(CONFIG_ENV):
         # Not asked for, or a launcher runs this session: its injected collector records it.
         return
-    from pytest_loopcontract.contract.model import ContractError
+    from pytest_loopcontract.errors import ContractError
     from pytest_loopcontract.verifier.inprocess import load_for_session
 
     try:

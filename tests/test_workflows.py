@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_loopcontract.cli.main import build_parser
+from pytest_loopcontract.cli.parser import build_parser
 from pytest_loopcontract.github.artifacts import candidate_dirname
 
 ROOT = Path(__file__).resolve().parent.parent

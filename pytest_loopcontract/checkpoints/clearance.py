@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.loop.history import History, Record
 
 __all__ = [
@@ -31,7 +32,7 @@ RESOLVED = "checkpoint_resolved"
 USED = "checkpoint_used"
 
 
-class ClearanceError(Exception):
+class ClearanceError(LoopContractError):
     """An unknown id, a decision already made, or a missing name."""
 
 

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.contest.ledger import NOT_REPORTED, Ledger, canonical_json
+from pytest_loopcontract.errors import LoopContractError
 
 __all__ = [
     "CERT_VERSION",
@@ -86,7 +87,7 @@ _FIELDS = (
 )
 
 
-class CertificateError(RuntimeError):
+class CertificateError(LoopContractError):
     """A certificate cannot be issued, or a key cannot be used; the message says why."""
 
 

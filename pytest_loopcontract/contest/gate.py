@@ -24,6 +24,7 @@ from typing import Any
 from pytest_loopcontract.contest import certificate
 from pytest_loopcontract.contest.ledger import Entry, Ledger
 from pytest_loopcontract.contest.orchestrate import ContestPaths, load_result, save_result
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.verdict import write_text_atomic
 from pytest_loopcontract.verifier.evaluate import utc_now
 from pytest_loopcontract.verifier.workspace import WorkspaceError, git, is_dirty
@@ -33,7 +34,7 @@ __all__ = ["DECISIONS", "GateError", "decide", "find_run"]
 DECISIONS = ("approve", "reject", "waive")
 
 
-class GateError(RuntimeError):
+class GateError(LoopContractError):
     """The decision cannot be taken; the message says why (nothing was changed)."""
 
 

@@ -96,6 +96,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple
 
+from pytest_loopcontract.errors import LoopContractError
+
 __all__ = [
     "EVENT_NAMES",
     "KINDS",
@@ -195,7 +197,7 @@ _TRIGGERS = {
 }
 
 
-class LedgerError(RuntimeError):
+class LedgerError(LoopContractError):
     """The ledger cannot be used as asked; the message says why in words a person can act on."""
 
 

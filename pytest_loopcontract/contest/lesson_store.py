@@ -46,6 +46,7 @@ from pytest_loopcontract.contest.lessons import (
     prompt_block,
     rank_lessons,
 )
+from pytest_loopcontract.errors import LoopContractError
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "LessonStore", "LessonStoreError"]
 
@@ -110,7 +111,7 @@ WHERE id = :id
 """
 
 
-class LessonStoreError(RuntimeError):
+class LessonStoreError(LoopContractError):
     """The lesson store cannot be used as asked; the message names the file and why."""
 
 

@@ -58,6 +58,7 @@ from pytest_loopcontract.contest.worktrees import (
     capture_candidate,
 )
 from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.verdict import (
     EXIT_AWAIT_HUMAN,
     EXIT_NOT_MET,
@@ -95,12 +96,8 @@ DEFAULT_LESSON_CHARS = 2000
 RESULT_SCHEMA_VERSION = 1
 
 
-class ContestError(RuntimeError):
+class ContestError(LoopContractError):
     """A contest that cannot start or cannot go on; the message says why and what to do."""
-
-    def __init__(self, message: str, exit_code: int = 2) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 @dataclass(frozen=True)

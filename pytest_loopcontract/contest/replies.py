@@ -33,6 +33,7 @@ from importlib import resources
 from typing import Any
 
 from pytest_loopcontract.contest.matrix import ROWS, Cell
+from pytest_loopcontract.errors import LoopContractError
 
 __all__ = [
     "MAX_REPLY_BYTES",
@@ -55,7 +56,7 @@ _FENCE_RE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)```", re.DOTALL)
 _PACKAGE = __name__.split(".", 1)[0]
 
 
-class ReplyError(ValueError):
+class ReplyError(LoopContractError):
     """The reply text holds no usable JSON document."""
 
 
@@ -149,7 +150,7 @@ def extract_json(text: str) -> object:
     raise ReplyError(f"no JSON document found ({first_error})")
 
 
-class _Refused(Exception):
+class _Refused(LoopContractError):
     pass
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.contest.lessons import DOMAIN_PATTERN
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.verdict import write_bytes_atomic
 
 __all__ = ["SEAT_PATTERN", "RouteTable", "RouteTableError"]
@@ -44,7 +45,7 @@ _ENTRY_KEYS = frozenset({"demotions", "held", "last_run"})
 Table = dict[str, dict[str, dict[str, Any]]]
 
 
-class RouteTableError(RuntimeError):
+class RouteTableError(LoopContractError):
     """The route table file cannot be used; the message names the file and what is wrong."""
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.verifier.workspace import (
     STATE_DIR,
     WorkspaceError,
@@ -73,7 +74,7 @@ _ADMIN_LOCK = threading.RLock()
 _REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
 
 
-class CandidateError(Exception):
+class CandidateError(LoopContractError):
     """A seat left nothing that can be captured (it deleted or broke its worktree)."""
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_loopcontract.errors import ContractError
 from pytest_loopcontract.verifier.workspace import matches_any
 
 __all__ = [
@@ -20,7 +21,6 @@ __all__ = [
     "Boundaries",
     "Budget",
     "Contract",
-    "ContractError",
     "DodItem",
     "HardGate",
     "MeasuredGate",
@@ -34,32 +34,6 @@ __all__ = [
 ]
 
 DEFAULT_CONTRACT_NAME = "loopcontract.yml"
-
-
-class ContractError(Exception):
-    """A contract that cannot be used; the message names where and what."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        file: str,
-        line: int | None = None,
-        column: int | None = None,
-        field_path: str = "",
-    ) -> None:
-        self.file = file
-        self.line = line
-        self.column = column
-        self.field_path = field_path
-        self.message = message
-        where = file
-        if line is not None:
-            where += f":{line}"
-            if column is not None:
-                where += f":{column}"
-        prefix = f"{field_path}: " if field_path else ""
-        super().__init__(f"{where}: {prefix}{message}")
 
 
 @dataclass(frozen=True)
@@ -206,6 +180,7 @@ def load_contract(path: str | Path) -> Contract:
 
 
 def parse_contract(data: bytes, path: Path) -> Contract:
+    # imported here: jsonschema is slow to load, and parse_validated (the inner run) skips it
     from pytest_loopcontract.contract import schema as contract_schema
 
     document = contract_schema.validate_document(data, str(path))

@@ -37,7 +37,7 @@ from yaml.events import (
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.reader import ReaderError
 
-from pytest_loopcontract.contract.model import ContractError
+from pytest_loopcontract.errors import ContractError
 
 __all__ = ["CONTRACT_SCHEMA", "load_schema", "validate_document"]
 

@@ -15,13 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_loopcontract.errors import LoopContractError
+
 __all__ = ["SUMMARY_LIMIT", "ActionsEnv", "ActionsEnvError"]
 
 SUMMARY_LIMIT = 1024 * 1024 - 1024
 """GitHub refuses a job summary over 1 MiB; keep a margin for what other steps append."""
 
 
-class ActionsEnvError(RuntimeError):
+class ActionsEnvError(LoopContractError):
     """A variable the mode needs is missing or malformed."""
 
 

@@ -50,6 +50,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
+from pytest_loopcontract.errors import LoopContractError
+
 if TYPE_CHECKING:
     from github.PullRequestReview import PullRequestReview
     from github.Repository import Repository
@@ -82,7 +84,7 @@ _OPINIONS = frozenset({"APPROVED", "CHANGES_REQUESTED", "DISMISSED"})
 _EPOCH = datetime.min.replace(tzinfo=timezone.utc)
 
 
-class ReviewGateError(RuntimeError):
+class ReviewGateError(LoopContractError):
     """The gate cannot be decided from the API (the message says why); nothing was recorded."""
 
 

@@ -35,6 +35,7 @@ from github.GitRef import GitRef
 from github.InputGitTreeElement import InputGitTreeElement
 from github.Repository import Repository
 
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.github.missing import is_missing
 
 __all__ = [
@@ -57,7 +58,7 @@ FileReader = Callable[[str], "bytes | None"]
 _T = TypeVar("_T")
 
 
-class StateConflictError(RuntimeError):
+class StateConflictError(LoopContractError):
     """The branch kept moving under us for every attempt."""
 
 

@@ -17,6 +17,7 @@ import yaml
 
 from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.contract.scaffold import slugify
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.verdict import write_json_atomic
@@ -26,7 +27,7 @@ from pytest_loopcontract.verifier.workspace import STATE_DIR, Pin, git, sha256_b
 __all__ = ["ItemError", "amend", "claim_next", "mark_done"]
 
 
-class ItemError(Exception):
+class ItemError(LoopContractError):
     """The item cannot be claimed, marked or added; the message says why."""
 
 

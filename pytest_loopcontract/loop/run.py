@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_loopcontract.checkpoints import clearance
 from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.loop.budget import (
     Caps,
     elapsed_seconds,
@@ -50,7 +51,7 @@ EXIT_AGENT = 2
 OUTPUT_KEEP = 1 << 20
 
 
-class LoopError(Exception):
+class LoopError(LoopContractError):
     """A loop that cannot start or continue; the message says what to do."""
 
 

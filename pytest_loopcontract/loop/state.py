@@ -27,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.loop.history import (
     TORN_EVENT,
     ZERO_HASH,
@@ -462,7 +463,7 @@ def load_state(
 # --------------------------------------------------------------------------- the loop lock
 
 
-class LockHeld(RuntimeError):
+class LockHeld(LoopContractError):
     """Another loop holds the lock; ``holder`` is what it wrote about itself (may be empty)."""
 
     def __init__(self, path: Path, holder: Mapping[str, Any] | None):

@@ -16,7 +16,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_loopcontract.contract.model import Contract, parse_contract
-from pytest_loopcontract.verdict import write_json_atomic
+from pytest_loopcontract.errors import LoopContractError
+from pytest_loopcontract.verdict import EXIT_BASELINE, write_json_atomic
 from pytest_loopcontract.verifier import gates
 from pytest_loopcontract.verifier.evaluate import utc_now
 from pytest_loopcontract.verifier.tamper.pins import protected_paths
@@ -44,8 +45,11 @@ __all__ = ["BaselineRecord", "BaselineRefused", "baseline_path", "load_baseline"
 BASELINE_FILE = "baseline.json"
 
 
-class BaselineRefused(Exception):
+class BaselineRefused(LoopContractError):
     """The baseline breaks the contract's mode rule (exit 27)."""
+
+    exit_code = EXIT_BASELINE
+    label = "baseline refused"
 
 
 @dataclass

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from pytest_loopcontract.errors import LoopContractError
+
 __all__ = ["PROCESS", "SANDBOX", "Confinement", "SandboxUnavailable", "choose_confinement"]
 
 SANDBOX = "sandbox"
@@ -35,7 +37,7 @@ INSTALL_HINT = (
 )
 
 
-class SandboxUnavailable(Exception):
+class SandboxUnavailable(LoopContractError):
     """The contract requires the sandbox and it cannot start here."""
 
 

@@ -54,6 +54,7 @@ from types import MappingProxyType
 from typing import IO, Any
 
 from pytest_loopcontract.contract.model import MeasuredGate
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.verifier.results import RecordedMetric, TestRecord
 
 __all__ = [
@@ -147,7 +148,7 @@ class SensorContext:
 MetricSource = Callable[[MeasuredGate, SensorContext], Observation]
 
 
-class _Unavailable(Exception):
+class _Unavailable(LoopContractError):
     """Ends a source early with a non-"ok" observation, from however deep the reason is found."""
 
     def __init__(self, status: str, detail: str, extra: Mapping[str, Any] | None = None) -> None:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from pytest_loopcontract.errors import LoopContractError
+
 __all__ = [
     "DEFAULT_PROTECT",
     "STATE_DIR",
@@ -60,16 +62,12 @@ DEFAULT_PROTECT: tuple[str, ...] = (
 )
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(LoopContractError):
     """A repository problem with a message that says what to do about it.
 
     ``exit_code`` is what the command line exits with: 27 for a missing or damaged baseline
     (the baseline rule), 2 for everything else (a usage or setup problem).
     """
-
-    def __init__(self, message: str, exit_code: int = 2) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 @dataclass(frozen=True)

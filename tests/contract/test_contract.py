@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from pytest_loopcontract.contract.model import (
     Boundaries,
     Budget,
-    ContractError,
     DodItem,
     HardGate,
     MeasuredGate,
@@ -27,6 +26,7 @@ from pytest_loopcontract.contract.model import (
     load_contract,
 )
 from pytest_loopcontract.contract.schema import load_schema, validate_document
+from pytest_loopcontract.errors import ContractError
 
 FULL = """\
 # every block of contract v1

@@ -336,8 +336,8 @@ HEAD = "version: 1\nid: x\ndod:\n  - {id: a, text: a, tests: [t.py::test_a]}\n"
     ],
 )
 def test_tamper_section_errors_name_the_line(tail: str, message: str) -> None:
-    from pytest_loopcontract.contract.model import ContractError
     from pytest_loopcontract.contract.schema import validate_document
+    from pytest_loopcontract.errors import ContractError
 
     with pytest.raises(ContractError) as caught:
         validate_document((HEAD + tail).encode(), "loopcontract.yml")

@@ -1,0 +1,59 @@
+"""``loop-contract baseline``: adopt the contract at the base commit (fail-to-pass, pins)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_loopcontract.cli.output import print_json
+from pytest_loopcontract.cli.repo import contract_in_repo
+from pytest_loopcontract.verifier.baseline import (
+    BaselineRecord,
+    BaselineRefused,
+    baseline_path,
+    take_baseline,
+)
+
+__all__ = ["baseline"]
+
+
+def baseline(
+    contract: str, *, base: str | None = None, python: str | None = None, as_json: bool = False
+) -> int:
+    """Record the baseline; a refused one exits 27 (as JSON ``{"ok": false}`` with ``--json``)."""
+    root, rel = contract_in_repo(contract)
+    try:
+        record = take_baseline(root, rel, base, python=python)
+    except BaselineRefused as exc:
+        if not as_json:
+            raise
+        print_json({"ok": False, "reason": str(exc)})
+        return exc.exit_code
+    if as_json:
+        print_json(_summary(record, baseline_path(root)))
+    else:
+        _print_text(record, baseline_path(root))
+    return 0
+
+
+def _summary(record: BaselineRecord, path: Path) -> dict[str, object]:
+    return {
+        "ok": True,
+        "commit": record.commit,
+        "mode": record.mode,
+        "fail_to_pass": record.fail_to_pass,
+        "pass_to_pass": len(record.pass_to_pass),
+        "pins": len(record.pins),
+        "plugins": record.plugins,
+        "path": str(path),
+    }
+
+
+def _print_text(record: BaselineRecord, path: Path) -> None:
+    print(
+        f"baseline at {record.commit[:12]} ({record.mode} mode): "
+        f"{len(record.fail_to_pass)} fail-to-pass, {len(record.pass_to_pass)} pass-to-pass, "
+        f"{len(record.pins)} pinned paths, plugins: {', '.join(record.plugins) or 'none'}"
+    )
+    for nodeid in record.fail_to_pass:
+        print(f"  must go green: {nodeid}")
+    print(f"recorded in {path}")

@@ -1,0 +1,30 @@
+"""``loop-contract contest run``: every seat, the gates, blind peer judging, the bracket."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_loopcontract.cli.output import err, print_json
+from pytest_loopcontract.cli.repo import contract_in_repo, repo_root
+from pytest_loopcontract.contest.orchestrate import ContestPaths, contest_exit_code, run_contest
+from pytest_loopcontract.contest.report import render_markdown, render_terminal
+from pytest_loopcontract.verdict import write_text_atomic
+
+__all__ = ["run"]
+
+
+def run(
+    contract: str, *, parallel: int | None = None, quiet: bool = False, as_json: bool = False
+) -> int:
+    """Run one contest to the human gate; writes the run's report.md; live progress on stderr."""
+    root = repo_root()
+    rel = contract_in_repo(contract)[1] if Path(contract).exists() else None
+    result = run_contest(root, contract_path=rel, emit=None if quiet else err, parallel=parallel)
+    run_dir = ContestPaths(root).run_dir(result["run_id"])
+    write_text_atomic(run_dir / "report.md", render_markdown(result))
+    if as_json:
+        print_json(result)
+    else:
+        print(render_terminal(result))
+        print(f"run folder: {run_dir}")
+    return contest_exit_code(result)

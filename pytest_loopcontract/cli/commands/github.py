@@ -1,0 +1,125 @@
+"""``loop-contract github plan|verify|publish|gate``: the modes the GitHub Action calls.
+
+Configuration comes from the Actions environment (``GITHUB_*`` and the action's inputs); the
+verify mode needs none of it, so a pull request's untrusted run is given no token at all.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import tempfile
+from pathlib import Path
+
+from github.Repository import Repository
+
+from pytest_loopcontract.cli.repo import contract_in_repo, repo_root
+from pytest_loopcontract.contract.model import Contract, load_contract
+from pytest_loopcontract.errors import CommandError
+from pytest_loopcontract.github.actions_env import ActionsEnv
+from pytest_loopcontract.github.client import make_github
+from pytest_loopcontract.github.decide import gate
+from pytest_loopcontract.github.participants import contract_logins
+from pytest_loopcontract.github.plan import plan
+from pytest_loopcontract.github.publish import publish
+from pytest_loopcontract.github.trust import VerifyRun
+from pytest_loopcontract.github.verify_pr import verify_pull_request
+
+__all__ = ["github"]
+
+
+def github(
+    mode: str,
+    *,
+    contract: str,
+    pr: int | None = None,
+    base_sha: str | None = None,
+    head_sha: str | None = None,
+    out: str = "loop-contract-artifact",
+    artifacts: str = "artifacts",
+) -> int:
+    """Run one mode of the action; the others read the repository through the API."""
+    logging.basicConfig(level=logging.INFO, format="loop-contract: %(message)s", stream=sys.stderr)
+    if mode == "verify":
+        return _verify(contract, pr, base_sha, head_sha, out)
+    env = ActionsEnv.from_environ()
+    loaded = load_contract(contract)
+    repo = make_github(env.token, base_url=env.api_url, lazy=True).get_repo(env.repository)
+    if mode == "plan":
+        return _plan(env, repo, loaded)
+    if mode == "publish":
+        return _publish(env, repo, loaded, Path(artifacts))
+    return _gate(env, repo, loaded, pr)
+
+
+def _verify(
+    contract: str, pr: int | None, base_sha: str | None, head_sha: str | None, out: str
+) -> int:
+    """Baseline at the base commit, verify the head, write the artifact; exit 0 either way
+    (the verdict travels in the artifact, and publish reads it)."""
+    root = repo_root()
+    folder = Path(out).resolve()
+    if pr is None or base_sha is None or head_sha is None:
+        raise CommandError("github verify needs --pr, --base-sha and --head-sha")
+    verdict = verify_pull_request(
+        root,
+        contract_path=contract_in_repo(contract)[1],
+        pr=pr,
+        base_sha=base_sha,
+        head_sha=head_sha,
+        out=folder,
+        scratch=folder.parent,
+    )
+    print(f"verdict for #{pr}: {verdict['verdict']} (exit {verdict['exit_code']})")
+    return 0
+
+
+def _plan(env: ActionsEnv, repo: Repository, contract: Contract) -> int:
+    number = (env.event().get("pull_request") or {}).get("number")
+    rows = plan(repo, contract.id, only_pr=number if isinstance(number, int) else None)
+    env.set_output("candidates", json.dumps(rows))
+    env.set_output("count", str(len(rows)))
+    print(json.dumps(rows))
+    return 0
+
+
+def _publish(env: ActionsEnv, repo: Repository, contract: Contract, artifacts: Path) -> int:
+    run = VerifyRun.from_event(env.event())
+    if run is None:
+        # Without the workflow_run event there is no run to check, and artifacts must
+        # never be taken on trust: refuse instead of publishing them.
+        raise CommandError("github publish needs the workflow_run event of a verify run")
+    with tempfile.TemporaryDirectory(prefix="loopcontract-publish-") as work:
+        outcome = publish(
+            repo,
+            contract=contract,
+            artifacts=artifacts,
+            workdir=Path(work),
+            bot_login=env.bot_login,
+            run_id=env.run_id,
+            run=run,
+        )
+    env.add_summary(outcome.summary)
+    env.set_output("winner", str(outcome.result.get("winner") or ""))
+    env.set_output("status", str(outcome.result["status"]))
+    for number, action in sorted(outcome.comments.items()):
+        print(f"#{number}: comment {action}")
+    for line in outcome.statuses:
+        print(line)
+    print(f"status: {outcome.result['status']}; winner: {outcome.result.get('winner')}")
+    return 0
+
+
+def _gate(env: ActionsEnv, repo: Repository, contract: Contract, pr: int | None) -> int:
+    number = (env.event().get("pull_request") or {}).get("number") if pr is None else pr
+    result = gate(
+        repo,
+        contract_id=contract.id,
+        bot_login=env.bot_login,
+        seat_logins=contract_logins(contract),
+        pr_number=int(number) if isinstance(number, int) else None,
+    )
+    env.set_output("decision", result.decision)
+    print(f"gate: {result.decision} ({result.reason})" + (f" by {result.by}" if result.by else ""))
+    return 0

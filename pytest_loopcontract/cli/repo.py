@@ -1,0 +1,48 @@
+"""What most commands look up first: the repository they run in, the contract inside it, the
+contract it adopted at baseline, and its loop history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_loopcontract.errors import ContractError
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.verifier.workspace import STATE_DIR, find_repo
+
+if TYPE_CHECKING:
+    from pytest_loopcontract.contract.model import Contract
+
+__all__ = ["adopted_contract", "contract_in_repo", "loop_history", "repo_root"]
+
+
+def repo_root() -> Path:
+    """The git work tree holding the current folder (a WorkspaceError outside one)."""
+    return find_repo(Path.cwd())
+
+
+def contract_in_repo(contract: str) -> tuple[Path, str]:
+    """The repository and the contract's path inside it; a contract elsewhere is refused,
+    since the baseline pins it by its repository-relative path."""
+    root = repo_root()
+    path = Path(contract).resolve()
+    try:
+        rel = path.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        raise ContractError("the contract must live inside the repository", file=contract) from None
+    return root, rel
+
+
+def adopted_contract(root: Path) -> Contract:
+    """The contract pinned by the baseline in ``root`` (the candidate's copy is only evidence)."""
+    # Imported here: the verifier's chain (runner, sandbox, tamper checks) is the heaviest in
+    # the package, and the hook commands that import this module run on every agent tool call.
+    from pytest_loopcontract.verifier.baseline import load_baseline
+    from pytest_loopcontract.verifier.verify import pinned_contract
+
+    return pinned_contract(root, load_baseline(root))
+
+
+def loop_history(root: Path) -> History:
+    """The loop's history log under the state folder of ``root``."""
+    return History(root / STATE_DIR)
