@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import init_repo, run_cli
 
 from pytest_loopcontract.cli.commands.check import check
 from pytest_loopcontract.cli.commands.init import init
 from pytest_loopcontract.cli.error_handler import EXIT_INTERRUPTED, run_command
 from pytest_loopcontract.contest.lesson_store import LessonStoreError
 from pytest_loopcontract.errors import CommandError, ContractError
+from testing.repos import init_repo, run_cli
 
 
 def test_the_handler_prints_one_line_with_the_label_and_returns_the_errors_code(
