@@ -7,15 +7,11 @@ pytest output, so the keys and reason codes here are a public, stable interface.
 from __future__ import annotations
 
 import json
-import os
 import platform
-import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.verifier.gates import DodResult, GateResult
@@ -36,9 +32,6 @@ __all__ = [
     "build_verdict",
     "render_checklist",
     "validate_verdict",
-    "write_bytes_atomic",
-    "write_json_atomic",
-    "write_text_atomic",
 ]
 
 SCHEMA_VERSION = 1
@@ -237,52 +230,6 @@ def validate_verdict(document: Mapping[str, Any]) -> list[str]:
         f"{'/'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"
         for e in sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.path)))
     ]
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def dumps_json(document: Any, **options: Any) -> str:
-    """JSON text that is always valid UTF-8, whatever bytes a test produced.
-
-    A node id or message can hold lone surrogates (``os.fsdecode`` of an undecodable file name
-    gives ``'\\udcff'``), which UTF-8 cannot encode. They can only stand inside JSON strings,
-    so each becomes its ``\\uXXXX`` escape: reversible (``json.loads`` gives the same string
-    back, so node ids still match between runs) while everything else stays readable.
-    """
-    text = json.dumps(document, ensure_ascii=False, **options)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def write_json_atomic(path: str | os.PathLike[str], document: Any) -> None:
-    """Write a JSON document atomically (see :func:`write_bytes_atomic`)."""
-    text = dumps_json(document, separators=(",", ":")) + "\n"
-    write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write-then-rename with fsync, so a crash leaves the old file or the new one, never half."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 _MARK = {"done": "[x]", "failed": "[ ]", "no_tests": "[?]"}

@@ -54,7 +54,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _err(str(exc))
         return EXIT_USAGE
-    from pytest_loopcontract.verdict import write_text_atomic
+    from pytest_loopcontract.fsio import write_text_atomic
 
     write_text_atomic(target, text)
     print(f"wrote {target}; next: edit it, then 'loop-contract check' and 'loop-contract baseline'")
@@ -545,7 +545,7 @@ def cmd_contest(args: argparse.Namespace) -> int:
         _err(str(exc))
         return getattr(exc, "exit_code", EXIT_USAGE)
     from pytest_loopcontract.contest.orchestrate import ContestPaths
-    from pytest_loopcontract.verdict import write_text_atomic
+    from pytest_loopcontract.fsio import write_text_atomic
 
     run_dir = ContestPaths(root).run_dir(result["run_id"])
     write_text_atomic(run_dir / "report.md", render_markdown(result))
@@ -633,7 +633,7 @@ def cmd_lessons(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from pytest_loopcontract.contest.orchestrate import ContestError, latest_result
     from pytest_loopcontract.contest.report import render_markdown, render_terminal, write_html
-    from pytest_loopcontract.verdict import write_text_atomic
+    from pytest_loopcontract.fsio import write_text_atomic
 
     try:
         _, result = latest_result(_root(), args.run)

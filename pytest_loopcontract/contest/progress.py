@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.verdict import write_json_atomic
-from pytest_loopcontract.verifier.evaluate import utc_now
+from pytest_loopcontract.fsio import write_json_atomic
+from pytest_loopcontract.fsio import utc_now
 
 __all__ = ["SEAT_STATES", "RunProgress"]
 

@@ -61,7 +61,7 @@ from pytest_loopcontract.github.pulls import CandidatePR, list_candidates
 from pytest_loopcontract.github.statuses import StatusDecision, set_winner_statuses
 from pytest_loopcontract.github.trust import VerifyRun
 from pytest_loopcontract.github.verification import Verification, collect_verifications
-from pytest_loopcontract.verifier.evaluate import utc_now
+from pytest_loopcontract.fsio import utc_now
 
 __all__ = [
     "DATA_BRANCH",

@@ -25,7 +25,7 @@ from pytest_loopcontract.checkpoints.gate import contract_patterns
 from pytest_loopcontract.checkpoints.rules import Match, scan_command, scan_diff
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.state import LockHeld, LoopLock, reduce
-from pytest_loopcontract.verdict import write_json_atomic
+from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.verifier.baseline import baseline_path, load_baseline
 from pytest_loopcontract.verifier.workspace import STATE_DIR, WorkspaceError, git, resolve_commit
 

@@ -31,6 +31,7 @@ from pytest_loopcontract.loop.progress import stalled
 from pytest_loopcontract.loop.prompt import build_prompt, substitute
 from pytest_loopcontract.loop.state import LoopLock, reduce
 from pytest_loopcontract.processes import kill_group
+from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.verdict import (
     EXIT_AWAIT_HUMAN,
     EXIT_BUDGET,
@@ -38,7 +39,6 @@ from pytest_loopcontract.verdict import (
     EXIT_MET,
     EXIT_NO_PROGRESS,
     EXIT_TAMPER,
-    write_json_atomic,
 )
 from pytest_loopcontract.verifier.baseline import load_baseline
 from pytest_loopcontract.verifier.verify import pinned_contract, verify

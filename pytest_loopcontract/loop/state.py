@@ -36,7 +36,7 @@ from pytest_loopcontract.loop.history import (
     format_ts,
     paused_gc,
 )
-from pytest_loopcontract.verdict import write_bytes_atomic
+from pytest_loopcontract.fsio import write_bytes_atomic
 
 __all__ = [
     "LOOP_LOCK_FILE",

@@ -21,9 +21,10 @@ from pytest_loopcontract.checkpoints.gate import diff_checkpoints
 from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.progress import diff_hash, progress_key
-from pytest_loopcontract.verdict import Finding, Reason, write_json_atomic
+from pytest_loopcontract.fsio import utc_now, write_json_atomic
+from pytest_loopcontract.verdict import Finding, Reason
 from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
-from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors, utc_now
+from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
 from pytest_loopcontract.verifier.reruns import flaky_failures, rerun_pass_to_pass
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.runner import PytestRun, RunSetup, prepare_run, run_pytest
