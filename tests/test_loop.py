@@ -23,7 +23,8 @@ import pytest
 import yaml
 from conftest import EXAMPLE, ROOT, CLIResult, assert_valid_verdict, git, init_repo, run_cli
 
-from pytest_loopcontract.loop.history import History, Record
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.records import Record
 
 SCRIPTED = ROOT / "examples" / "agents" / "scripted_agent.py"
 EXAMPLES = ROOT / "examples"

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_loopcontract.loop.history import History, Record
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.records import Record
 
 __all__ = [
     "Clearance",

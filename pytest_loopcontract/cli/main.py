@@ -193,8 +193,8 @@ def _history(root: Path) -> Any:
 
 
 def cmd_loop(args: argparse.Namespace) -> int:
+    from pytest_loopcontract.loop.lock import LockHeld
     from pytest_loopcontract.loop.run import LoopError, run_loop
-    from pytest_loopcontract.loop.state import LockHeld
 
     command = list(args.agent or [])
     if command and command[0] == "--":
@@ -328,7 +328,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     import json as _json
 
     from pytest_loopcontract.loop.budget import elapsed_seconds, now_instant, start_instant
-    from pytest_loopcontract.loop.state import lock_holder, reduce
+    from pytest_loopcontract.loop.lock import lock_holder
+    from pytest_loopcontract.loop.state import reduce
     from pytest_loopcontract.loop.status import render_status, status_document
     from pytest_loopcontract.verifier.workspace import STATE_DIR
 

@@ -24,8 +24,7 @@ from typing import Any
 from pytest_loopcontract.contest import certificate
 from pytest_loopcontract.contest.ledger import Entry, Ledger
 from pytest_loopcontract.contest.orchestrate import ContestPaths, load_result, save_result
-from pytest_loopcontract.fsio import write_text_atomic
-from pytest_loopcontract.fsio import utc_now
+from pytest_loopcontract.fsio import utc_now, write_text_atomic
 from pytest_loopcontract.verifier.workspace import WorkspaceError, git, is_dirty
 
 __all__ = ["DECISIONS", "GateError", "decide", "find_run"]

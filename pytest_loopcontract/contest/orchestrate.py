@@ -58,7 +58,7 @@ from pytest_loopcontract.contest.worktrees import (
     capture_candidate,
 )
 from pytest_loopcontract.contract.model import Contract
-from pytest_loopcontract.fsio import write_json_atomic, write_text_atomic
+from pytest_loopcontract.fsio import utc_now, write_json_atomic, write_text_atomic
 from pytest_loopcontract.verdict import EXIT_AWAIT_HUMAN, EXIT_NOT_MET
 from pytest_loopcontract.verifier.baseline import (
     BaselineRecord,
@@ -66,7 +66,6 @@ from pytest_loopcontract.verifier.baseline import (
     load_baseline,
     take_baseline,
 )
-from pytest_loopcontract.fsio import utc_now
 from pytest_loopcontract.verifier.verify import pinned_contract
 from pytest_loopcontract.verifier.workspace import (
     STATE_DIR,

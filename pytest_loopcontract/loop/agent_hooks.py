@@ -23,9 +23,10 @@ from typing import Any
 from pytest_loopcontract.checkpoints import clearance
 from pytest_loopcontract.checkpoints.gate import contract_patterns
 from pytest_loopcontract.checkpoints.rules import Match, scan_command, scan_diff
-from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.loop.state import LockHeld, LoopLock, reduce
 from pytest_loopcontract.fsio import write_json_atomic
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.lock import LockHeld, LoopLock
+from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.verifier.baseline import baseline_path, load_baseline
 from pytest_loopcontract.verifier.workspace import STATE_DIR, WorkspaceError, git, resolve_commit
 

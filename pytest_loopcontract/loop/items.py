@@ -17,9 +17,9 @@ import yaml
 
 from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.contract.scaffold import slugify
+from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.state import reduce
-from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.verifier.baseline import load_baseline
 from pytest_loopcontract.verifier.workspace import STATE_DIR, Pin, git, sha256_bytes
 

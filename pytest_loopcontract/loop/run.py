@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_loopcontract.checkpoints import clearance
 from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.loop.budget import (
     Caps,
     elapsed_seconds,
@@ -26,12 +27,13 @@ from pytest_loopcontract.loop.budget import (
     start_instant,
     time_budget_exceeded,
 )
-from pytest_loopcontract.loop.history import History, Instant
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.lock import LoopLock
 from pytest_loopcontract.loop.progress import stalled
 from pytest_loopcontract.loop.prompt import build_prompt, substitute
-from pytest_loopcontract.loop.state import LoopLock, reduce
+from pytest_loopcontract.loop.records import Instant
+from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.processes import kill_group
-from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.verdict import (
     EXIT_AWAIT_HUMAN,
     EXIT_BUDGET,

@@ -16,9 +16,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_loopcontract.contract.model import Contract, parse_contract
-from pytest_loopcontract.fsio import write_json_atomic
+from pytest_loopcontract.fsio import utc_now, write_json_atomic
 from pytest_loopcontract.verifier import gates
-from pytest_loopcontract.fsio import utc_now
 from pytest_loopcontract.verifier.tamper.pins import protected_paths
 from pytest_loopcontract.verifier.workspace import (
     DEFAULT_PROTECT,

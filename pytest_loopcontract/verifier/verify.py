@@ -19,9 +19,9 @@ from typing import Any
 
 from pytest_loopcontract.checkpoints.gate import diff_checkpoints
 from pytest_loopcontract.contract.model import Contract, parse_contract
+from pytest_loopcontract.fsio import utc_now, write_json_atomic
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.progress import diff_hash, progress_key
-from pytest_loopcontract.fsio import utc_now, write_json_atomic
 from pytest_loopcontract.verdict import Finding, Reason
 from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
