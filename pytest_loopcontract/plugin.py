@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.inner import (
     CONFIG_ENV,
     DOD_MARKER,
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["VerdictWriter", "loop_metric"]
 
-DEFAULT_VERDICT = ".loop-contract/verdict.json"
+DEFAULT_VERDICT = str(StateDir.of(".").verdict)
 _CONTRACT_DEFAULT = "loopcontract.yml"
 
 

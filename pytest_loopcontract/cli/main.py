@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_loopcontract import __version__
 from pytest_loopcontract.contract.model import DEFAULT_CONTRACT_NAME, ContractError
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import EXIT_BASELINE, EXIT_CONTRACT_INVALID, render_checklist
 
 __all__ = ["main"]
@@ -115,7 +116,7 @@ def _repo_and_contract(contract: str) -> tuple[Path, str]:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from pytest_loopcontract.verifier.baseline import BaselineRefused, baseline_path, take_baseline
+    from pytest_loopcontract.verifier.baseline import BaselineRefused, take_baseline
 
     root, rel = _repo_and_contract(args.contract)
     try:
@@ -134,7 +135,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         "pass_to_pass": len(record.pass_to_pass),
         "pins": len(record.pins),
         "plugins": record.plugins,
-        "path": str(baseline_path(root)),
+        "path": str(StateDir.of(root).baseline),
     }
     if args.json:
         _print_json(summary)
@@ -146,7 +147,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         )
         for nodeid in record.fail_to_pass:
             print(f"  must go green: {nodeid}")
-        print(f"recorded in {baseline_path(root)}")
+        print(f"recorded in {StateDir.of(root).baseline}")
     return 0
 
 
@@ -187,9 +188,8 @@ def _adopted(root: Path) -> Any:
 
 def _history(root: Path) -> Any:
     from pytest_loopcontract.loop.history import History
-    from pytest_loopcontract.verifier.workspace import STATE_DIR
 
-    return History(root / STATE_DIR)
+    return History(StateDir.of(root).folder)
 
 
 def cmd_loop(args: argparse.Namespace) -> int:
@@ -212,10 +212,9 @@ def _spend_caps(root: Path, history: Any) -> Any:
     """The running loop's caps; before any loop, the adopted contract's budget."""
     from pytest_loopcontract.loop.budget import Caps
     from pytest_loopcontract.loop.state import reduce
-    from pytest_loopcontract.verifier.baseline import baseline_path
 
     caps = Caps.from_state(reduce(history.read().records))
-    if (caps.tokens is None and caps.usd is None) and baseline_path(root).exists():
+    if (caps.tokens is None and caps.usd is None) and StateDir.of(root).baseline.exists():
         budget = _adopted(root).budget
         caps = Caps(tokens=budget.tokens, usd=budget.usd)
     return caps
@@ -331,7 +330,6 @@ def cmd_status(args: argparse.Namespace) -> int:
     from pytest_loopcontract.loop.lock import lock_holder
     from pytest_loopcontract.loop.state import reduce
     from pytest_loopcontract.loop.status import render_status, status_document
-    from pytest_loopcontract.verifier.workspace import STATE_DIR
 
     root = _root()
     contract = _adopted(root)
@@ -339,12 +337,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     state = reduce(read.records)
     verdict = None
     with contextlib.suppress(OSError, ValueError):
-        verdict = _json.loads((root / STATE_DIR / "verdict.json").read_text("utf-8"))
+        verdict = _json.loads((StateDir.of(root).verdict).read_text("utf-8"))
     start = start_instant(state)
     minutes = elapsed_seconds(start, now_instant()) / 60 if start else 0.0
     doc = status_document(contract, state, verdict, minutes)
     doc["history"] = {"records": len(read.records), "problems": read.messages()}
-    holder = lock_holder(root / STATE_DIR)
+    holder = lock_holder(StateDir.of(root).folder)
     doc["loop"]["lock_holder"] = holder
     if doc["loop"].get("status") == "running" and holder is None:
         # recorded as running, but no process holds the loop: it was killed or interrupted
@@ -449,8 +447,8 @@ def cmd_hook(args: argparse.Namespace) -> int:
         return 1
 
 
-DEFAULT_LEDGER = ".loop-contract/ledger.sqlite"
-DEFAULT_CERT_KEY = ".loop-contract/cert.key"
+DEFAULT_LEDGER = str(StateDir.of(".").ledger)
+DEFAULT_CERT_KEY = str(StateDir.of(".").cert_key)
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
@@ -486,7 +484,8 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 def cmd_cert(args: argparse.Namespace) -> int:
     from pytest_loopcontract.contest import certificate
-    from pytest_loopcontract.contest.ledger import Ledger, LedgerError
+    from pytest_loopcontract.contest.ledger import Ledger
+    from pytest_loopcontract.contest.ledger_rows import LedgerError
     from pytest_loopcontract.verdict import EXIT_TAMPER
 
     key_path = Path(args.key)
@@ -526,9 +525,10 @@ def cmd_cert(args: argparse.Namespace) -> int:
 
 
 def cmd_contest(args: argparse.Namespace) -> int:
-    from pytest_loopcontract.contest.ledger import LedgerError, RunBusy
+    from pytest_loopcontract.contest.ledger_rows import LedgerError
     from pytest_loopcontract.contest.orchestrate import ContestError, contest_exit_code, run_contest
     from pytest_loopcontract.contest.report import render_markdown, render_terminal
+    from pytest_loopcontract.contest.run_lock import RunBusy
 
     root = _root()
     rel = _repo_and_contract(args.contract)[1] if Path(args.contract).exists() else None
@@ -545,10 +545,9 @@ def cmd_contest(args: argparse.Namespace) -> int:
     except (ContestError, LedgerError) as exc:
         _err(str(exc))
         return getattr(exc, "exit_code", EXIT_USAGE)
-    from pytest_loopcontract.contest.orchestrate import ContestPaths
     from pytest_loopcontract.fsio import write_text_atomic
 
-    run_dir = ContestPaths(root).run_dir(result["run_id"])
+    run_dir = StateDir.of(root).run_dir(result["run_id"])
     write_text_atomic(run_dir / "report.md", render_markdown(result))
     if args.json:
         _print_json(result)
@@ -560,7 +559,7 @@ def cmd_contest(args: argparse.Namespace) -> int:
 
 def cmd_gate(args: argparse.Namespace) -> int:
     from pytest_loopcontract.contest.gate import GateError, decide
-    from pytest_loopcontract.contest.ledger import LedgerError
+    from pytest_loopcontract.contest.ledger_rows import LedgerError
     from pytest_loopcontract.contest.orchestrate import ContestError
 
     try:
@@ -596,7 +595,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 def cmd_lessons(args: argparse.Namespace) -> int:
     from pytest_loopcontract.contest.lesson_store import LessonStore
     from pytest_loopcontract.contest.lessons import prompt_block
-    from pytest_loopcontract.contest.orchestrate import DEFAULT_LESSON_CHARS, ContestPaths
+    from pytest_loopcontract.contest.orchestrate import DEFAULT_LESSON_CHARS
     from pytest_loopcontract.contest.panel import lesson_scope
 
     root = _root()
@@ -612,7 +611,7 @@ def cmd_lessons(args: argparse.Namespace) -> int:
         if args.chars is not None
         else int(settings.get("lesson_chars", DEFAULT_LESSON_CHARS))
     )
-    path = ContestPaths(root).lessons
+    path = StateDir.of(root).lessons
     ranked = []
     if path.exists():
         with LessonStore(path) as store:

@@ -51,7 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.contest.ledger import NOT_REPORTED, Ledger
+from pytest_loopcontract.contest.ledger import Ledger
+from pytest_loopcontract.contest.ledger_queries import NOT_REPORTED
 from pytest_loopcontract.fsio import canonical_json, utc_stamp
 
 __all__ = [

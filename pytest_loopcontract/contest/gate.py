@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.contest import certificate
-from pytest_loopcontract.contest.ledger import Entry, Ledger
-from pytest_loopcontract.contest.orchestrate import ContestPaths, load_result, save_result
+from pytest_loopcontract.contest.ledger import Ledger
+from pytest_loopcontract.contest.ledger_rows import Entry
+from pytest_loopcontract.contest.orchestrate import load_result, save_result
 from pytest_loopcontract.fsio import utc_now, write_text_atomic
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.workspace import WorkspaceError, git, is_dirty
 
 __all__ = ["DECISIONS", "GateError", "decide", "find_run"]
@@ -38,7 +40,7 @@ class GateError(RuntimeError):
 
 def find_run(root: Path, contract: str, run_id: str | None = None) -> tuple[Path, dict[str, Any]]:
     """The newest finished run of ``contract`` (an id, or the contract file's path)."""
-    runs = ContestPaths(root).runs
+    runs = StateDir.of(root).runs
     if run_id:
         run_dir = runs / run_id
         result = load_result(run_dir)
@@ -79,7 +81,7 @@ def decide(
     if decision == "reject" and not (reason or "").strip():
         raise GateError("reject needs --reason: the next attempt's prompt carries it")
     run_dir, result = find_run(root, contract, run_id)
-    paths = ContestPaths(root)
+    paths = StateDir.of(root)
     contract_id = str(result["contract"]["id"])
     with Ledger(paths.ledger) as ledger, ledger.acquire_run(contract_id, result["run_id"]):
         earlier = _earlier_decision(ledger, result["run_id"])
@@ -264,7 +266,7 @@ def _record(
 
 def _certify(
     ledger: Ledger,
-    paths: ContestPaths,
+    paths: StateDir,
     result: Mapping[str, Any],
     run_dir: Path,
     chosen: Mapping[str, Any],
@@ -288,6 +290,6 @@ def _certify(
         exit_code=int(verdict.get("exit_code", chosen.get("exit_code") or 0)),
         winner=chosen["seat"],
     )
-    token = certificate.issue(payload, certificate.load_or_create_key(paths.key))
+    token = certificate.issue(payload, certificate.load_or_create_key(paths.cert_key))
     write_text_atomic(run_dir / "certificate.txt", token + "\n")
     return token

@@ -34,6 +34,7 @@ from pytest_loopcontract.loop.prompt import build_prompt, substitute
 from pytest_loopcontract.loop.records import Instant
 from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.processes import kill_group
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import (
     EXIT_AWAIT_HUMAN,
     EXIT_BUDGET,
@@ -44,7 +45,7 @@ from pytest_loopcontract.verdict import (
 )
 from pytest_loopcontract.verifier.baseline import load_baseline
 from pytest_loopcontract.verifier.verify import pinned_contract, verify
-from pytest_loopcontract.verifier.workspace import STATE_DIR, matches_any
+from pytest_loopcontract.verifier.workspace import matches_any
 
 __all__ = ["AgentTurn", "LoopError", "Stop", "post_turn_stop", "pre_turn_stop", "run_loop"]
 
@@ -243,7 +244,7 @@ def run_loop(
     lessons: str = "",
 ) -> int:
     """Run the governed loop in ``root``; returns the exit code of the stop."""
-    state_dir = root / STATE_DIR
+    state_dir = StateDir.of(root).folder
     history = History(state_dir)
     lock_command = " ".join(command) if command else "loop --resume"
     with LoopLock(state_dir, command=lock_command):
@@ -442,7 +443,7 @@ def _last_verdict(root: Path) -> dict[str, Any] | None:
     import json
 
     try:
-        document = json.loads((root / STATE_DIR / "verdict.json").read_text("utf-8"))
+        document = json.loads((StateDir.of(root).verdict).read_text("utf-8"))
     except (OSError, ValueError):
         return None
     return document if isinstance(document, dict) and "dod" in document else None

@@ -17,11 +17,11 @@ from typing import Any
 
 from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.fsio import utc_now, write_json_atomic
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import gates
 from pytest_loopcontract.verifier.tamper.pins import protected_paths
 from pytest_loopcontract.verifier.workspace import (
     DEFAULT_PROTECT,
-    STATE_DIR,
     Pin,
     WorkspaceError,
     export_tree,
@@ -38,9 +38,7 @@ from pytest_loopcontract.verifier.workspace import (
     write_pinned,
 )
 
-__all__ = ["BaselineRecord", "BaselineRefused", "baseline_path", "load_baseline", "take_baseline"]
-
-BASELINE_FILE = "baseline.json"
+__all__ = ["BaselineRecord", "BaselineRefused", "load_baseline", "take_baseline"]
 
 
 class BaselineRefused(Exception):
@@ -99,10 +97,6 @@ class BaselineRecord:
             ) from None
 
 
-def baseline_path(root: Path) -> Path:
-    return root / STATE_DIR / BASELINE_FILE
-
-
 def included_pins(record: BaselineRecord) -> dict[str, Pin]:
     """The git-ignored files the baseline copied in (``pytest.include_untracked``), pinned."""
     raw = record.extra.get("included") or {}
@@ -116,7 +110,7 @@ def included_pins(record: BaselineRecord) -> dict[str, Pin]:
 
 
 def load_baseline(root: Path) -> BaselineRecord:
-    path = baseline_path(root)
+    path = StateDir.of(root).baseline
     if not path.exists():
         raise WorkspaceError(
             f"no baseline yet in {root}: run 'loop-contract baseline' on the base commit first",
@@ -298,7 +292,7 @@ def take_baseline(
             "included": {p: asdict(pin) for p, pin in included.items()},
         },
     )
-    write_json_atomic(baseline_path(root), record.to_json())
+    write_json_atomic(StateDir.of(root).baseline, record.to_json())
     return record
 
 

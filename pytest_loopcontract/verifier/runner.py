@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_loopcontract.processes import kill_group, read_tail
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.inner import CONFIG_ENV
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.sandbox import (
@@ -34,7 +35,6 @@ from pytest_loopcontract.verifier.sandbox import (
     extra_writable,
 )
 from pytest_loopcontract.verifier.testenv import TestEnv, probe_test_env, resolve_python
-from pytest_loopcontract.verifier.workspace import STATE_DIR
 
 if TYPE_CHECKING:
     from pytest_loopcontract.contract.model import Contract
@@ -295,7 +295,7 @@ def prepare_run(
     testenv = probe_test_env(
         resolve_python(root, python, settings.python), settings.pythonpath, settings.env
     )
-    hidden = [root / STATE_DIR]
+    hidden = [StateDir.of(root).folder]
     if verdict_path is not None:
         hidden.append(verdict_path.resolve().parent)
     confinement = choose_confinement(

@@ -22,6 +22,7 @@ from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.fsio import utc_now, write_json_atomic
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.progress import diff_hash, progress_key
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason
 from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
@@ -50,7 +51,6 @@ from pytest_loopcontract.verifier.tamper.runtime import (
 )
 from pytest_loopcontract.verifier.testenv import environment_differences
 from pytest_loopcontract.verifier.workspace import (
-    STATE_DIR,
     TreeEntry,
     WorkspaceError,
     changed_paths,
@@ -73,8 +73,6 @@ from pytest_loopcontract.verifier.workspace import (
 )
 
 __all__ = ["VerifyOutcome", "pinned_contract", "verify"]
-
-DEFAULT_VERDICT = f"{STATE_DIR}/verdict.json"
 
 
 @dataclass(frozen=True)
@@ -275,7 +273,7 @@ def verify(
     started, t0 = utc_now(), time.monotonic()
     baseline = load_baseline(root)
     contract = pinned_contract(root, baseline)
-    target = verdict_path or root / DEFAULT_VERDICT
+    target = verdict_path or StateDir.of(root).verdict
     try:
         setup: RunSetup | None = prepare_run(root, contract, python=python, verdict_path=target)
     except SandboxUnavailable as exc:
@@ -313,7 +311,7 @@ def verify(
     reward = launcher_static_checks(root, baseline, contract, files, patch, findings)
     findings += reward.findings
     gate_checks = diff_checkpoints(
-        history or History(root / STATE_DIR), contract, patch, reward.evidence
+        history or History(StateDir.of(root).folder), contract, patch, reward.evidence
     )
 
     nonce = secrets.token_hex(16)
