@@ -33,7 +33,7 @@ from pytest_loopcontract.loop.progress import stalled
 from pytest_loopcontract.loop.prompt import build_prompt, substitute
 from pytest_loopcontract.loop.records import Instant
 from pytest_loopcontract.loop.state import reduce
-from pytest_loopcontract.processes import kill_group
+from pytest_loopcontract.processes import kill_group, spawn
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import (
     EXIT_AWAIT_HUMAN,
@@ -154,13 +154,12 @@ def run_agent(
     started = time.monotonic()
     with log.open("wb") as out:
         try:
-            proc = subprocess.Popen(
-                list(argv),
+            proc = spawn(
+                argv,
                 cwd=cwd,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
-                start_new_session=True,
             )
         except FileNotFoundError:
             raise LoopError(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_loopcontract.processes import kill_group, read_tail
+from pytest_loopcontract.processes import kill_group, read_tail, spawn
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.inner import CONFIG_ENV
 from pytest_loopcontract.verifier.results import RunResults
@@ -233,15 +233,7 @@ def run_pytest(
         command = confined.command([*reaper, *argv], tree=workdir, writable=writable)
         started = time.monotonic()
         with output.open("wb") as out:
-            proc = subprocess.Popen(
-                command,
-                cwd=workdir,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,
-            )
+            proc = spawn(command, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT)
             code, timed_out = _wait(proc, timeout)
         duration = time.monotonic() - started
         swept = _read_report(report)
