@@ -29,6 +29,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Finding",
     "Reason",
+    "VerdictView",
     "build_verdict",
     "render_checklist",
     "validate_verdict",
@@ -232,6 +233,53 @@ def validate_verdict(document: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _maps(value: Any) -> list[Mapping[str, Any]]:
+    """The mappings in ``value`` when it is a list; a verdict read from disk may be malformed."""
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+@dataclass(frozen=True)
+class VerdictView:
+    """A read-only view of a verdict document: the questions every reader asks of one.
+
+    Why: the loop's prompt, the contest's retry notes, ``loop-contract done`` and the verifier
+    itself all ask "which tests did not pass", "which gates failed", "which findings block".
+    Asked here once, they get one answer. Tolerant of a malformed document (a missing or
+    ill-typed part reads as empty), since some verdicts come from untrusted places.
+    """
+
+    document: Mapping[str, Any]
+
+    def failing_tests(self) -> list[str]:
+        """Node ids of the tests that did not pass, in the verdict's order."""
+        return [
+            str(t.get("nodeid"))
+            for t in _maps(self.document.get("tests"))
+            if t.get("outcome") != "passed"
+        ]
+
+    def dod_item(self, item_id: str) -> Mapping[str, Any] | None:
+        """The verdict's entry for one DoD item, or None."""
+        return next((d for d in _maps(self.document.get("dod")) if d.get("id") == item_id), None)
+
+    def dod_failing(self, item_id: str) -> list[Mapping[str, Any]]:
+        """The tests of one DoD item that did not pass (``{"nodeid", "outcome"}`` each)."""
+        item = self.dod_item(item_id) or {}
+        return [t for t in _maps(item.get("tests")) if t.get("outcome") != "passed"]
+
+    def failed_gates(self, kind: str) -> list[Mapping[str, Any]]:
+        """The ``hard`` or ``measured`` gates whose status is not ``pass``."""
+        gates = self.document.get("gates")
+        listed = gates.get(kind) if isinstance(gates, Mapping) else None
+        return [g for g in _maps(listed) if g.get("status") != "pass"]
+
+    def findings(self, *, blocking: bool = False) -> list[Mapping[str, Any]]:
+        """The tamper findings; ``blocking`` keeps only those the contract does not allow."""
+        tamper = self.document.get("tamper")
+        found = _maps(tamper.get("findings") if isinstance(tamper, Mapping) else None)
+        return [f for f in found if not (blocking and f.get("allowed"))]
+
+
 _MARK = {"done": "[x]", "failed": "[ ]", "no_tests": "[?]"}
 _GATE_MARK = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING", "error": "ERROR"}
 
@@ -243,16 +291,15 @@ def render_checklist(document: Mapping[str, Any]) -> list[str]:
         f"loop-contract: {contract.get('id')} ({document['trust']}) "
         f"verdict: {str(document['verdict']).upper()} (exit {document['exit_code']})",
     ]
+    view = VerdictView(document)
     for item in document["dod"]:
         tests = item["tests"]
-        passed = sum(1 for t in tests if t["outcome"] == "passed")
+        failing = view.dod_failing(item["id"])
         lines.append(
             f"  {_MARK.get(item['status'], '[ ]')} {item['id']}: {item['text']} "
-            f"({passed}/{len(tests)} tests passed)"
+            f"({len(tests) - len(failing)}/{len(tests)} tests passed)"
         )
-        lines.extend(
-            f"        {t['outcome']}: {t['nodeid']}" for t in tests if t["outcome"] != "passed"
-        )
+        lines.extend(f"        {t['outcome']}: {t['nodeid']}" for t in failing)
     for kind in ("hard", "measured"):
         for gate in document["gates"][kind]:
             mark = _GATE_MARK.get(gate["status"], gate["status"].upper())

@@ -21,6 +21,7 @@ from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.verdict import VerdictView
 from pytest_loopcontract.verifier.baseline import load_baseline
 from pytest_loopcontract.verifier.workspace import Pin, git, sha256_bytes
 
@@ -68,7 +69,7 @@ def mark_done(root: Path, contract: Contract, item_id: str) -> DoneResult:
     history = History(StateDir.of(root).folder)
     outcome = verify(root, history=history)
     entry = next(d for d in outcome.verdict["dod"] if d["id"] == item_id)
-    failing = [t for t in entry["tests"] if t["outcome"] != "passed"]
+    failing = [dict(t) for t in VerdictView(outcome.verdict).dod_failing(item_id)]
     tamper = outcome.verdict["tamper"]["detected"]
     if entry["status"] != "done" or tamper:
         return DoneResult(item_id, False, failing, None, int(outcome.verdict["exit_code"]))

@@ -42,6 +42,7 @@ from pytest_loopcontract.verdict import (
     EXIT_MET,
     EXIT_NO_PROGRESS,
     EXIT_TAMPER,
+    VerdictView,
 )
 from pytest_loopcontract.verifier.baseline import load_baseline
 from pytest_loopcontract.verifier.verify import pinned_contract, verify
@@ -217,7 +218,7 @@ def progress_line(
 
 
 def _failing(verdict: Mapping[str, Any]) -> list[str]:
-    return sorted(t["nodeid"] for t in verdict["tests"] if t["outcome"] != "passed")
+    return sorted(VerdictView(verdict).failing_tests())
 
 
 def _checkpoint_notes(state: Mapping[str, Any]) -> list[str]:

@@ -23,7 +23,7 @@ from pytest_loopcontract.fsio import utc_now, write_json_atomic
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.progress import diff_hash, progress_key
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verdict import Finding, Reason
+from pytest_loopcontract.verdict import Finding, Reason, VerdictView
 from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
 from pytest_loopcontract.verifier.reruns import flaky_failures, rerun_pass_to_pass
@@ -434,7 +434,7 @@ def verify(
             remove_tree_later(scratch)
         remove_tree(private)
     write_json_atomic(target, document)
-    failing = [t["nodeid"] for t in document["tests"] if t["outcome"] != "passed"]
+    failing = VerdictView(document).failing_tests()
     return VerifyOutcome(
         document,
         target,
