@@ -50,7 +50,6 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from pytest_loopcontract.chain import ZERO_HASH
@@ -65,12 +64,12 @@ from pytest_loopcontract.contest.ledger_rows import (
 )
 from pytest_loopcontract.contest.ledger_verify import VerifyResult, link_problem, walk_chain
 from pytest_loopcontract.contest.run_lock import RunHolder, RunLock
+from pytest_loopcontract.contest.sqlite_file import SqliteFile, immediate
 from pytest_loopcontract.fsio import utc_stamp
 
 __all__ = ["SCHEMA_VERSION", "Ledger", "verify_file"]
 
 SCHEMA_VERSION = 1
-_BUSY_TIMEOUT_S = 30.0
 
 _COLUMNS = (
     "seq",
@@ -118,7 +117,7 @@ _TRIGGERS = {
 }
 
 
-class Ledger(LedgerQueries):
+class Ledger(LedgerQueries, SqliteFile):
     """The ledger file: ``with Ledger(path) as ledger: ledger.append(...)``.
 
     ``create=False`` opens an existing ledger without touching its schema (what ``loop-contract
@@ -126,52 +125,28 @@ class Ledger(LedgerQueries):
     thread; open one ``Ledger`` per thread or process.
     """
 
+    error = LedgerError
+    what = "SQLite ledger"
+
     def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
-        self.path = Path(path)
-        self.notices: list[str] = []
         self._write_lock = threading.Lock()
-        if not create and not self.path.is_file():
-            raise LedgerError(f"no ledger at {self.path}")
-        if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            # Threads of one contest (seats and judges finishing at once) share this connection;
-            # ``append_many`` serializes them with ``_write_lock``, so no two use it at once.
-            self._db = sqlite3.connect(
-                self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot open ledger {self.path}: {exc}") from None
-        try:
-            self._setup(create)
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise LedgerError(f"{self.path} is not a usable SQLite ledger: {exc}") from None
-        except LedgerError:
-            self._db.close()
-            raise
+        if not create and not Path(path).is_file():
+            raise LedgerError(f"no ledger at {path}")
+        # Threads of one contest (seats and judges finishing at once) share this connection;
+        # ``append_many`` serializes them with ``_write_lock``, so no two use it at once.
+        super().__init__(path, create=create, shared=True)
 
     def _setup(self, create: bool) -> None:
         db = self._db
-        db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-        version = int(db.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
+        version = self._user_version(SCHEMA_VERSION, "ledger schema")
+        missing_columns = self._columns_missing("rows", _COLUMNS) if self._has_table() else []
+        if missing_columns:
             raise LedgerError(
-                f"{self.path} was written by a newer loop-contract (ledger schema {version}, "
-                f"this one knows {SCHEMA_VERSION}); upgrade to read it"
+                f"{self.path}: table 'rows' lacks columns {missing_columns}; "
+                "not a loop-contract ledger"
             )
-        if self._has_table():
-            columns = {str(r[1]) for r in db.execute("PRAGMA table_info(rows)")}
-            if set(_COLUMNS) - columns:
-                raise LedgerError(
-                    f"{self.path}: table 'rows' lacks columns "
-                    f"{sorted(set(_COLUMNS) - columns)}; not a loop-contract ledger"
-                )
         if create:
-            mode = str(db.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
-            if mode != "wal":
-                self.notices.append(f"journal mode is {mode!r}, not WAL (file system limits?)")
-            db.execute("PRAGMA synchronous = NORMAL")
+            self._wal()
             missing = set(_TRIGGERS) - self._triggers()
             existed = self._has_table()
             db.executescript(_SCHEMA)
@@ -201,23 +176,6 @@ class Ledger(LedgerQueries):
                 "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'rows'"
             )
         }
-
-    # -- lifecycle ------------------------------------------------------------------------
-
-    def close(self) -> None:
-        """Close the connection (idempotent)."""
-        self._db.close()
-
-    def __enter__(self) -> Ledger:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def settings(self) -> dict[str, str]:
         """The durability settings in force: ``journal_mode`` and ``synchronous``, as names.
@@ -272,46 +230,23 @@ class Ledger(LedgerQueries):
     def _append_prepared(self, prepared: list[Values]) -> list[Row]:
         db = self._db
         rows: list[Row] = []
-        try:
-            db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise LedgerError(f"ledger {self.path} is busy or read-only: {exc}") from None
-        try:
+        with immediate(db, self._busy):
             tail = db.execute("SELECT seq, row_hash FROM rows ORDER BY seq DESC LIMIT 1").fetchone()
             seq, prev = (0, ZERO_HASH) if tail is None else (int(tail[0]), str(tail[1]))
             created_at = utc_stamp()
             for values in prepared:
                 seq += 1
                 sealed = row_hash(prev, seq, *values, created_at)
-                row = Row(seq, *values, created_at, prev, sealed)
-                rows.append(row)
+                rows.append(Row(seq, *values, created_at, prev, sealed))
                 prev = sealed
             db.executemany(
                 f"INSERT INTO rows ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * 12)})",
-                [
-                    (
-                        r.seq,
-                        r.run_id,
-                        r.kind,
-                        r.contract_id,
-                        r.seat,
-                        r.family,
-                        r.payload,
-                        r.tokens,
-                        r.cost_usd,
-                        r.created_at,
-                        r.prev_hash,
-                        r.row_hash,
-                    )
-                    for r in rows
-                ],
+                [tuple(getattr(r, column) for column in _COLUMNS) for r in rows],
             )
-            db.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
-            raise
         return rows
+
+    def _busy(self, exc: sqlite3.Error) -> LedgerError:
+        return LedgerError(f"ledger {self.path} is busy or read-only: {exc}")
 
     def record_event(
         self,
