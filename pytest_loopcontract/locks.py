@@ -19,7 +19,6 @@ import socket
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from pytest_loopcontract.fsio import canonical_json
@@ -155,10 +154,5 @@ class HolderLock:
     def __enter__(self) -> HolderLock:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.release()

@@ -17,14 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = [
-    "Capture",
-    "kill_group",
-    "read_tail",
-    "signal_group",
-    "spawn",
-    "start_pump",
-]
+__all__ = ["Capture", "kill_group", "read_tail", "signal_group", "spawn", "start_pump"]
 
 _PIPE_CHUNK = 64 * 1024
 _Stream = int | IO[Any] | None

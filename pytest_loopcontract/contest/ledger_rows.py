@@ -135,24 +135,10 @@ def row_body(
     )
 
 
-def row_hash(
-    prev_hash: str,
-    seq: int,
-    run_id: str,
-    kind: str,
-    contract_id: str,
-    seat: str | None,
-    family: str | None,
-    payload: str,
-    tokens: int | None,
-    cost_usd: float | None,
-    created_at: str,
-) -> str:
-    """The row's seal: SHA-256 of ``prev_hash`` + :func:`row_body` (see :func:`chain.seal`)."""
-    body = row_body(
-        seq, run_id, kind, contract_id, seat, family, payload, tokens, cost_usd, created_at
-    )
-    return chain.seal(prev_hash, body)
+def row_hash(prev_hash: str, *columns: Any) -> str:
+    """The row's seal: :func:`chain.seal` of ``prev_hash`` and :func:`row_body` of the row's
+    other columns, in :func:`row_body`'s order (``seq`` to ``created_at``)."""
+    return chain.seal(prev_hash, row_body(*columns))
 
 
 @dataclass(frozen=True, slots=True)

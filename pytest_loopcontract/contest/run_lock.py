@@ -15,7 +15,6 @@ import re
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from pytest_loopcontract.contest.ledger_rows import LedgerError, text_field
@@ -140,10 +139,5 @@ class RunLock:
     def __enter__(self) -> RunLock:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.release()

@@ -15,7 +15,6 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import TypeVar
 
 __all__ = ["BUSY_TIMEOUT_S", "SqliteFile", "immediate"]
@@ -120,10 +119,5 @@ class SqliteFile:
     def __enter__(self: _S) -> _S:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
