@@ -80,6 +80,23 @@ def _gate_json(gate: GateResult) -> dict[str, Any]:
     return out
 
 
+def _dod_json(item: DodResult) -> dict[str, Any]:
+    tests = [{"nodeid": n, "outcome": o} for n, o in item.tests]
+    return {"id": item.id, "text": item.text, "status": item.status, "tests": tests}
+
+
+def _tamper_json(
+    findings: Sequence[Finding], checks: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "detected": any(not f.allowed for f in findings),
+        "findings": [f.to_json() for f in findings],
+    }
+    if checks:
+        out["checks"] = [dict(c) for c in checks]
+    return out
+
+
 def _summary(outcomes: Iterable[str]) -> dict[str, int]:
     counts = dict.fromkeys(
         ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected", "missing"), 0
@@ -166,24 +183,12 @@ def build_verdict(
         "verdict": verdict,
         "exit_code": exit_code,
         "reasons": [{"code": r.code, "message": r.message} for r in reasons],
-        "dod": [
-            {
-                "id": d.id,
-                "text": d.text,
-                "status": d.status,
-                "tests": [{"nodeid": n, "outcome": o} for n, o in d.tests],
-            }
-            for d in dod
-        ],
+        "dod": [_dod_json(d) for d in dod],
         "gates": {
             "hard": [_gate_json(g) for g in hard],
             "measured": [_gate_json(g) for g in measured],
         },
-        "tamper": {
-            "detected": any(not f.allowed for f in findings),
-            "findings": [f.to_json() for f in findings],
-            **({"checks": [dict(c) for c in checks]} if checks else {}),
-        },
+        "tamper": _tamper_json(findings, checks),
         "baseline": dict(baseline),
         "tests": [dict(t) for t in tests],
         "summary": _summary(str(t["outcome"]) for t in tests),
