@@ -101,6 +101,15 @@ class StateDir:
         """The lock that keeps one loop per repository."""
         return self.folder / "loop.lock"
 
+    @property
+    def prompt(self) -> Path:
+        """The prompt of the agent's current turn, when it reads one from a file."""
+        return self.folder / "prompt.md"
+
+    def turn_log(self, iteration: int) -> Path:
+        """What the agent printed during one turn."""
+        return self.folder / f"turn-{iteration}.log"
+
     # -- the contest
 
     @property

@@ -294,7 +294,7 @@ def run_loop(
                 lessons=lessons,
                 protected=list(baseline.pins),
             )
-            prompt_file = state_dir / "prompt.md"
+            prompt_file = StateDir(state_dir).prompt
             prompt_file.write_text(prompt, "utf-8")
             argv, placed = substitute(command, prompt, str(prompt_file))
             try:
@@ -303,7 +303,7 @@ def run_loop(
                     stdin_text=None if placed else prompt,
                     cwd=root,
                     timeout=timeout,
-                    log=state_dir / f"turn-{iteration}.log",
+                    log=StateDir(state_dir).turn_log(iteration),
                 )
             except KeyboardInterrupt:
                 history.append("interrupted", {"iteration": iteration, "phase": "agent"})
