@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_loopcontract.chain import ZERO_HASH
 from pytest_loopcontract.loop.records import TORN_EVENT, Record, paused_gc
+from pytest_loopcontract.verdict import EXIT_AWAIT_HUMAN, EXIT_MET
 
 __all__ = [
     "MAX_USD",
@@ -33,8 +34,6 @@ PROGRESS_KEEP = 10
 _ANOMALIES_KEEP = 50
 STATUSES = ("idle", "running", "stopped", "done", "awaiting_human")
 _BUDGET_KEYS = ("iterations", "minutes", "tokens", "usd")
-_EXIT_MET = 0
-_EXIT_AWAIT_HUMAN = 24
 _NANO = 1_000_000_000
 MAX_USD = 1e12  # more than any real spend; keeps nano-dollar sums finite
 
@@ -290,9 +289,9 @@ class Reducer:
         exit_code = data.get("exit_code")
         loop["stop_reason"] = data.get("reason")
         loop["exit_code"] = exit_code
-        if exit_code == _EXIT_MET:
+        if exit_code == EXIT_MET:
             self._base_status = "done"
-        elif exit_code == _EXIT_AWAIT_HUMAN:
+        elif exit_code == EXIT_AWAIT_HUMAN:
             self._base_status = "awaiting_human"
         else:
             self._base_status = "stopped"
