@@ -27,6 +27,7 @@ the newest sighting's run, time and evidence replace the older ones.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -50,22 +51,8 @@ __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "LessonStore", "LessonStoreError"
 
 APPLICATION_ID = 0x4C434C53  # "LCLS": a loop-contract lesson store
 SCHEMA_VERSION = 1
-_COLUMNS = (
-    "id",
-    "domain",
-    "tags",
-    "contract_id",
-    "run_id",
-    "seat",
-    "gate",
-    "kind",
-    "what",
-    "evidence",
-    "cause",
-    "rule",
-    "created",
-    "seen",
-)
+# The table's columns are the lesson's fields, in order: a row converts to a Lesson by position.
+_COLUMNS = tuple(field.name for field in dataclasses.fields(Lesson))
 _ALL = ", ".join(_COLUMNS)
 _SELECT = f"SELECT {_ALL} FROM lessons"
 _SCHEMA = """
