@@ -41,8 +41,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.loop.history import HISTORY_FILE, History
-from pytest_loopcontract.loop.state import load_state, reduce, save_state
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.state import reduce
+from pytest_loopcontract.loop.state_file import load_state, save_state
+from pytest_loopcontract.statedir import StateDir
 
 HERE = Path(__file__).resolve().parent
 TARGET_REBUILD_S = 1.0
@@ -190,7 +192,7 @@ def bench_rebuild(state_dir: Path, repeat: int) -> dict[str, Any]:
     total_s: list[float] = []
     cpu_s: list[float] = []
     state: dict[str, Any] = {}
-    blob = (state_dir / HISTORY_FILE).read_bytes()
+    blob = StateDir(state_dir).history.read_bytes()
     lines = blob.split(b"\n")[:-1]
     anchor_s: list[float] = []
     anchor_cpu_s: list[float] = []

@@ -41,7 +41,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.contest.ledger import Entry, Ledger, verify_file
+from pytest_loopcontract.contest.ledger import Ledger, verify_file
+from pytest_loopcontract.contest.ledger_rows import Entry
 
 TARGET_VERIFY_S = 1.0
 SEATS = (("claude", "anthropic"), ("codex", "openai"), ("gemini", "google"), ("opus", "anthropic"))

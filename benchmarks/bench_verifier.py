@@ -545,7 +545,7 @@ _T1 = time.perf_counter()
 import pytest_loopcontract.contract.model as _contract
 import pytest_loopcontract.verifier.inner.collector as _collector
 import pytest_loopcontract.verifier.inprocess as _ip
-import pytest_loopcontract.verdict as _vd
+import pytest_loopcontract.fsio as _vd
 
 SPENT["import inprocess, evaluate, baseline, ... (lazy imports)"] = time.perf_counter() - _T1
 CALLS = {}

@@ -25,7 +25,6 @@ _BOOT = (
     "sys.argv = ['loop-contract', *sys.argv[2:]]; "
     "from pytest_loopcontract.launcher import run_clean; sys.exit(run_clean(boot))"
 )
-STATE_DIR = ".loop-contract"
 
 
 def _repository(start: str) -> str:
@@ -103,7 +102,9 @@ def run_clean(boot: dict[str, object], argv: Sequence[str] | None = None) -> int
 
 
 def _refuse(repo: str, contaminated: list[str]) -> int:
-    stale = os.path.join(repo, STATE_DIR, "verdict.json")
+    from pytest_loopcontract.statedir import StateDir  # stdlib only, in the clean process
+
+    stale = StateDir.of(repo).verdict
     removed = False
     if os.path.exists(stale):
         os.unlink(stale)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.inner import (
     CONFIG_ENV,
     DOD_MARKER,
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["VerdictWriter", "loop_metric"]
 
-DEFAULT_VERDICT = ".loop-contract/verdict.json"
+DEFAULT_VERDICT = str(StateDir.of(".").verdict)
 _CONTRACT_DEFAULT = "loopcontract.yml"
 
 
@@ -122,7 +123,7 @@ class VerdictWriter(ResultCollector):
         self.verdict: dict[str, Any] | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        from pytest_loopcontract.verifier.evaluate import utc_now
+        from pytest_loopcontract.fsio import utc_now
 
         self.started_at = utc_now()
         self._write_provisional()
@@ -130,7 +131,7 @@ class VerdictWriter(ResultCollector):
     def _write_provisional(self) -> None:
         """Leave an ``error`` verdict on disk until the real one replaces it, so a run that
         dies half-way (os._exit, a kill) never leaves an older ``pass`` looking current."""
-        from pytest_loopcontract.verdict import write_json_atomic
+        from pytest_loopcontract.fsio import write_json_atomic
         from pytest_loopcontract.verifier.inprocess import incomplete_verdict
 
         write_json_atomic(
@@ -140,7 +141,7 @@ class VerdictWriter(ResultCollector):
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from pytest_loopcontract.verdict import write_json_atomic
+        from pytest_loopcontract.fsio import write_json_atomic
         from pytest_loopcontract.verifier.inprocess import verdict_in_process
         from pytest_loopcontract.verifier.results import RunResults
 

@@ -1,5 +1,10 @@
-"""Child processes the verifier starts: each leads its own session, so a timeout or an
-interrupt can end it together with everything it spawned."""
+"""Child processes the verifier, the loop and the contest start: the one way to run them.
+
+Each child leads its own session (:func:`spawn`), so a timeout or an interrupt can end it
+together with everything it spawned (:func:`signal_group`, :func:`kill_group`). Its pipes are
+drained by pump threads into a :class:`Capture` that keeps a bounded head and tail, so a child
+that prints gigabytes neither blocks on a full pipe nor fills the memory.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +12,113 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import IO, Any
 
-__all__ = ["kill_group", "read_tail"]
+__all__ = ["Capture", "kill_group", "read_tail", "signal_group", "spawn", "start_pump"]
+
+_PIPE_CHUNK = 64 * 1024
+_Stream = int | IO[Any] | None
+
+
+def spawn(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    stdin: _Stream = subprocess.DEVNULL,
+    stdout: _Stream = subprocess.PIPE,
+    stderr: _Stream = subprocess.PIPE,
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` (no shell) as the leader of a new session; raises ``OSError``.
+
+    By default stdin is empty and both output streams are pipes, to drain with
+    :func:`start_pump`; a log file or ``subprocess.STDOUT`` may be given instead.
+    """
+    return subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+    )
+
+
+def signal_group(pid: int, sig: signal.Signals) -> None:
+    """Send ``sig`` to the process group ``pid`` leads; a group already gone is no error."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the child's whole process group, then reap the child."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    signal_group(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+class Capture:
+    """A pipe's bytes, bounded: the first ``head`` bytes, the last ``tail`` after them, the count.
+
+    ``on_overflow`` is called once, from the pump thread, as soon as more than ``head + tail``
+    bytes arrived (say, to kill a child whose output is useless past a cap). Thread-safe.
+    """
+
+    def __init__(
+        self, head: int, tail: int, *, on_overflow: Callable[[], None] | None = None
+    ) -> None:
+        self._head_limit = head
+        self._tail_limit = tail
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._total = 0
+        self._on_overflow = on_overflow
+        self._lock = threading.Lock()
+
+    @property
+    def overflowed(self) -> bool:
+        return self._total > self._head_limit + self._tail_limit
+
+    def add(self, chunk: bytes) -> None:
+        with self._lock:
+            was_over = self.overflowed
+            self._total += len(chunk)
+            room = self._head_limit - len(self._head)
+            if room > 0:
+                self._head += chunk[:room]
+                chunk = chunk[room:]
+            if chunk and self._tail_limit:
+                self._tail += chunk
+                if len(self._tail) > 2 * self._tail_limit:  # trim in batches, not per chunk
+                    del self._tail[: -self._tail_limit]
+            crossed = self.overflowed and not was_over
+        if crossed and self._on_overflow is not None:
+            self._on_overflow()
+
+    def snapshot(self) -> tuple[bytes, bytes, int]:
+        """``(head, tail, total bytes seen)``; the tail starts where the head ended, or later."""
+        with self._lock:
+            tail = self._tail[-self._tail_limit :] if self._tail_limit else b""
+            return bytes(self._head), bytes(tail), self._total
+
+
+def _pump(stream: IO[bytes], sink: Capture) -> None:
+    """Drain ``stream`` to EOF so the child never blocks on a full pipe."""
+    fd = stream.fileno()
+    with stream:
+        while chunk := os.read(fd, _PIPE_CHUNK):
+            sink.add(chunk)
+
+
+def start_pump(stream: IO[bytes] | None, sink: Capture) -> threading.Thread:
+    """A daemon thread draining one of a child's pipes into ``sink``."""
+    assert stream is not None  # spawn(stdout=PIPE, stderr=PIPE) always creates the pipes
+    pump = threading.Thread(target=_pump, args=(stream, sink), daemon=True)
+    pump.start()
+    return pump
 
 
 def read_tail(path: Path, limit: int) -> str:

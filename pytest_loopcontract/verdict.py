@@ -7,15 +7,11 @@ pytest output, so the keys and reason codes here are a public, stable interface.
 from __future__ import annotations
 
 import json
-import os
 import platform
-import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.verifier.gates import DodResult, GateResult
@@ -33,12 +29,10 @@ __all__ = [
     "SCHEMA_VERSION",
     "Finding",
     "Reason",
+    "VerdictView",
     "build_verdict",
     "render_checklist",
     "validate_verdict",
-    "write_bytes_atomic",
-    "write_json_atomic",
-    "write_text_atomic",
 ]
 
 SCHEMA_VERSION = 1
@@ -83,6 +77,23 @@ def _gate_json(gate: GateResult) -> dict[str, Any]:
     out: dict[str, Any] = {"id": gate.id, "kind": gate.kind, "status": gate.status}
     out["message"] = gate.message
     out.update(gate.details)
+    return out
+
+
+def _dod_json(item: DodResult) -> dict[str, Any]:
+    tests = [{"nodeid": n, "outcome": o} for n, o in item.tests]
+    return {"id": item.id, "text": item.text, "status": item.status, "tests": tests}
+
+
+def _tamper_json(
+    findings: Sequence[Finding], checks: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "detected": any(not f.allowed for f in findings),
+        "findings": [f.to_json() for f in findings],
+    }
+    if checks:
+        out["checks"] = [dict(c) for c in checks]
     return out
 
 
@@ -172,24 +183,12 @@ def build_verdict(
         "verdict": verdict,
         "exit_code": exit_code,
         "reasons": [{"code": r.code, "message": r.message} for r in reasons],
-        "dod": [
-            {
-                "id": d.id,
-                "text": d.text,
-                "status": d.status,
-                "tests": [{"nodeid": n, "outcome": o} for n, o in d.tests],
-            }
-            for d in dod
-        ],
+        "dod": [_dod_json(d) for d in dod],
         "gates": {
             "hard": [_gate_json(g) for g in hard],
             "measured": [_gate_json(g) for g in measured],
         },
-        "tamper": {
-            "detected": any(not f.allowed for f in findings),
-            "findings": [f.to_json() for f in findings],
-            **({"checks": [dict(c) for c in checks]} if checks else {}),
-        },
+        "tamper": _tamper_json(findings, checks),
         "baseline": dict(baseline),
         "tests": [dict(t) for t in tests],
         "summary": _summary(str(t["outcome"]) for t in tests),
@@ -239,50 +238,51 @@ def validate_verdict(document: Mapping[str, Any]) -> list[str]:
     ]
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+def _maps(value: Any) -> list[Mapping[str, Any]]:
+    """The mappings in ``value`` when it is a list; a verdict read from disk may be malformed."""
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
-def dumps_json(document: Any, **options: Any) -> str:
-    """JSON text that is always valid UTF-8, whatever bytes a test produced.
+@dataclass(frozen=True)
+class VerdictView:
+    """A read-only view of a verdict document: the questions every reader asks of one.
 
-    A node id or message can hold lone surrogates (``os.fsdecode`` of an undecodable file name
-    gives ``'\\udcff'``), which UTF-8 cannot encode. They can only stand inside JSON strings,
-    so each becomes its ``\\uXXXX`` escape: reversible (``json.loads`` gives the same string
-    back, so node ids still match between runs) while everything else stays readable.
+    Why: the loop's prompt, the contest's retry notes, ``loop-contract done`` and the verifier
+    itself all ask "which tests did not pass", "which gates failed", "which findings block".
+    Asked here once, they get one answer. Tolerant of a malformed document (a missing or
+    ill-typed part reads as empty), since some verdicts come from untrusted places.
     """
-    text = json.dumps(document, ensure_ascii=False, **options)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
+    document: Mapping[str, Any]
 
-def write_json_atomic(path: str | os.PathLike[str], document: Any) -> None:
-    """Write a JSON document atomically (see :func:`write_bytes_atomic`)."""
-    text = dumps_json(document, separators=(",", ":")) + "\n"
-    write_bytes_atomic(path, text.encode("utf-8"))
+    def failing_tests(self) -> list[str]:
+        """Node ids of the tests that did not pass, in the verdict's order."""
+        return [
+            str(t.get("nodeid"))
+            for t in _maps(self.document.get("tests"))
+            if t.get("outcome") != "passed"
+        ]
 
+    def dod_item(self, item_id: str) -> Mapping[str, Any] | None:
+        """The verdict's entry for one DoD item, or None."""
+        return next((d for d in _maps(self.document.get("dod")) if d.get("id") == item_id), None)
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
+    def dod_failing(self, item_id: str) -> list[Mapping[str, Any]]:
+        """The tests of one DoD item that did not pass (``{"nodeid", "outcome"}`` each)."""
+        item = self.dod_item(item_id) or {}
+        return [t for t in _maps(item.get("tests")) if t.get("outcome") != "passed"]
 
+    def failed_gates(self, kind: str) -> list[Mapping[str, Any]]:
+        """The ``hard`` or ``measured`` gates whose status is not ``pass``."""
+        gates = self.document.get("gates")
+        listed = gates.get(kind) if isinstance(gates, Mapping) else None
+        return [g for g in _maps(listed) if g.get("status") != "pass"]
 
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write-then-rename with fsync, so a crash leaves the old file or the new one, never half."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    def findings(self, *, blocking: bool = False) -> list[Mapping[str, Any]]:
+        """The tamper findings; ``blocking`` keeps only those the contract does not allow."""
+        tamper = self.document.get("tamper")
+        found = _maps(tamper.get("findings") if isinstance(tamper, Mapping) else None)
+        return [f for f in found if not (blocking and f.get("allowed"))]
 
 
 _MARK = {"done": "[x]", "failed": "[ ]", "no_tests": "[?]"}
@@ -296,16 +296,15 @@ def render_checklist(document: Mapping[str, Any]) -> list[str]:
         f"loop-contract: {contract.get('id')} ({document['trust']}) "
         f"verdict: {str(document['verdict']).upper()} (exit {document['exit_code']})",
     ]
+    view = VerdictView(document)
     for item in document["dod"]:
         tests = item["tests"]
-        passed = sum(1 for t in tests if t["outcome"] == "passed")
+        failing = view.dod_failing(item["id"])
         lines.append(
             f"  {_MARK.get(item['status'], '[ ]')} {item['id']}: {item['text']} "
-            f"({passed}/{len(tests)} tests passed)"
+            f"({len(tests) - len(failing)}/{len(tests)} tests passed)"
         )
-        lines.extend(
-            f"        {t['outcome']}: {t['nodeid']}" for t in tests if t["outcome"] != "passed"
-        )
+        lines.extend(f"        {t['outcome']}: {t['nodeid']}" for t in failing)
     for kind in ("hard", "measured"):
         for gate in document["gates"][kind]:
             mark = _GATE_MARK.get(gate["status"], gate["status"].upper())

@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 
 from pytest_loopcontract.contract.model import parse_contract
-from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, utc_now
+from pytest_loopcontract.fsio import utc_now
+from pytest_loopcontract.verifier.evaluate import Evidence, evaluate
 from pytest_loopcontract.verifier.results import RunResults, TestRecord
 from pytest_loopcontract.verifier.runner import run_pytest
 from pytest_loopcontract.verifier.tamper.pins import (

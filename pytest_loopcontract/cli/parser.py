@@ -14,11 +14,12 @@ from typing import TypeAlias
 
 from pytest_loopcontract import __version__
 from pytest_loopcontract.contract.model import DEFAULT_CONTRACT_NAME
+from pytest_loopcontract.statedir import StateDir
 
 __all__ = ["DEFAULT_CERT_KEY", "DEFAULT_LEDGER", "build_parser"]
 
-DEFAULT_LEDGER = ".loop-contract/ledger.sqlite"
-DEFAULT_CERT_KEY = ".loop-contract/cert.key"
+DEFAULT_LEDGER = str(StateDir.of(".").ledger)
+DEFAULT_CERT_KEY = str(StateDir.of(".").cert_key)
 PYTHON_HELP = (
     "the interpreter the tests run with (default: pytest.python of the contract, else the "
     "repository's .venv, else the active virtual environment, else this one)"

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from pytest_loopcontract.errors import ContractError
 from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.verifier.workspace import STATE_DIR, find_repo
+from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.verifier.workspace import find_repo
 
 if TYPE_CHECKING:
     from pytest_loopcontract.contract.model import Contract
@@ -45,4 +46,4 @@ def adopted_contract(root: Path) -> Contract:
 
 def loop_history(root: Path) -> History:
     """The loop's history log under the state folder of ``root``."""
-    return History(root / STATE_DIR)
+    return History(StateDir.of(root).folder)

@@ -38,7 +38,6 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import datetime as dt
 import hashlib
 import hmac
 import json
@@ -52,8 +51,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.contest.ledger import NOT_REPORTED, Ledger, canonical_json
+from pytest_loopcontract.contest.ledger import Ledger
+from pytest_loopcontract.contest.ledger_queries import NOT_REPORTED
 from pytest_loopcontract.errors import LoopContractError
+from pytest_loopcontract.fsio import canonical_json, utc_stamp
 
 __all__ = [
     "CERT_VERSION",
@@ -216,7 +217,7 @@ def build_payload(
         "totals": ledger.totals(run_id, upto_seq=seq).as_payload(),
         "chain_head": head,
         "chain_seq": seq,
-        "issued_at": issued_at or _utc_now(),
+        "issued_at": issued_at or utc_stamp(),
     }
 
 
@@ -404,7 +405,3 @@ def _b64decode(text: str) -> bytes | None:
     except (binascii.Error, ValueError):
         return None
     return data if _b64encode(data) == text else None
-
-
-def _utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

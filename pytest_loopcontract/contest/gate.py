@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.contest import certificate
-from pytest_loopcontract.contest.ledger import Entry, Ledger
-from pytest_loopcontract.contest.orchestrate import ContestPaths, load_result, save_result
+from pytest_loopcontract.contest.ledger import Ledger
+from pytest_loopcontract.contest.ledger_rows import Entry
+from pytest_loopcontract.contest.orchestrate import load_result, save_result
 from pytest_loopcontract.errors import LoopContractError
-from pytest_loopcontract.verdict import write_text_atomic
-from pytest_loopcontract.verifier.evaluate import utc_now
+from pytest_loopcontract.fsio import utc_now, write_text_atomic
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.workspace import WorkspaceError, git, is_dirty
 
 __all__ = ["DECISIONS", "GateError", "decide", "find_run"]
@@ -40,7 +41,7 @@ class GateError(LoopContractError):
 
 def find_run(root: Path, contract: str, run_id: str | None = None) -> tuple[Path, dict[str, Any]]:
     """The newest finished run of ``contract`` (an id, or the contract file's path)."""
-    runs = ContestPaths(root).runs
+    runs = StateDir.of(root).runs
     if run_id:
         run_dir = runs / run_id
         result = load_result(run_dir)
@@ -81,7 +82,7 @@ def decide(
     if decision == "reject" and not (reason or "").strip():
         raise GateError("reject needs --reason: the next attempt's prompt carries it")
     run_dir, result = find_run(root, contract, run_id)
-    paths = ContestPaths(root)
+    paths = StateDir.of(root)
     contract_id = str(result["contract"]["id"])
     with Ledger(paths.ledger) as ledger, ledger.acquire_run(contract_id, result["run_id"]):
         earlier = _earlier_decision(ledger, result["run_id"])
@@ -266,7 +267,7 @@ def _record(
 
 def _certify(
     ledger: Ledger,
-    paths: ContestPaths,
+    paths: StateDir,
     result: Mapping[str, Any],
     run_dir: Path,
     chosen: Mapping[str, Any],
@@ -290,6 +291,6 @@ def _certify(
         exit_code=int(verdict.get("exit_code", chosen.get("exit_code") or 0)),
         winner=chosen["seat"],
     )
-    token = certificate.issue(payload, certificate.load_or_create_key(paths.key))
+    token = certificate.issue(payload, certificate.load_or_create_key(paths.cert_key))
     write_text_atomic(run_dir / "certificate.txt", token + "\n")
     return token

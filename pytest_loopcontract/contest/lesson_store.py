@@ -27,12 +27,11 @@ the newest sighting's run, time and evidence replace the older ones.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
 from collections.abc import Iterable
-from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from pytest_loopcontract.contest.lessons import (
@@ -46,29 +45,15 @@ from pytest_loopcontract.contest.lessons import (
     prompt_block,
     rank_lessons,
 )
+from pytest_loopcontract.contest.sqlite_file import SqliteFile, immediate
 from pytest_loopcontract.errors import LoopContractError
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "LessonStore", "LessonStoreError"]
 
 APPLICATION_ID = 0x4C434C53  # "LCLS": a loop-contract lesson store
 SCHEMA_VERSION = 1
-_BUSY_TIMEOUT_S = 30.0
-_COLUMNS = (
-    "id",
-    "domain",
-    "tags",
-    "contract_id",
-    "run_id",
-    "seat",
-    "gate",
-    "kind",
-    "what",
-    "evidence",
-    "cause",
-    "rule",
-    "created",
-    "seen",
-)
+# The table's columns are the lesson's fields, in order: a row converts to a Lesson by position.
+_COLUMNS = tuple(field.name for field in dataclasses.fields(Lesson))
 _ALL = ", ".join(_COLUMNS)
 _SELECT = f"SELECT {_ALL} FROM lessons"
 _SCHEMA = """
@@ -134,86 +119,47 @@ def _row(lesson: Lesson) -> tuple[Any, ...]:
     )
 
 
-class LessonStore:
+class LessonStore(SqliteFile):
     """``with LessonStore(path) as store: store.add(lessons); store.lookup(domain, tags)``.
 
     The file and its folder are created when missing. A connection belongs to one thread;
     open one store per thread or process (several processes may share the file).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self._tags_cache: dict[str, tuple[str, ...]] = {}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
-                self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=True
-            )
-        except (OSError, sqlite3.Error) as exc:
-            raise LessonStoreError(f"cannot open lesson store {self.path}: {exc}") from None
-        try:
-            self._setup()
-        except sqlite3.Error as exc:
-            self._db.close()
-            raise LessonStoreError(f"{self.path} is not a usable lesson store: {exc}") from None
-        except LessonStoreError:
-            self._db.close()
-            raise
+    error = LessonStoreError
+    what = "lesson store"
 
-    def _setup(self) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._tags_cache: dict[str, tuple[str, ...]] = {}
+        super().__init__(path)
+
+    def _setup(self, create: bool) -> None:
         db = self._db
-        db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
         app = int(db.execute("PRAGMA application_id").fetchone()[0])
-        version = int(db.execute("PRAGMA user_version").fetchone()[0])
         tables = {str(r[0]) for r in db.execute("SELECT name FROM sqlite_master")}
         if app not in (0, APPLICATION_ID) or (app != APPLICATION_ID and tables):
             raise LessonStoreError(
                 f"{self.path} is an SQLite file of something else (application id {app:#x}, "
                 f"tables {', '.join(sorted(tables))}); not a lesson store, left untouched"
             )
-        if version > SCHEMA_VERSION:
+        version = self._user_version(SCHEMA_VERSION, "lesson store schema")
+        missing = self._columns_missing("lessons", _COLUMNS) if "lessons" in tables else []
+        if missing:
             raise LessonStoreError(
-                f"{self.path} was written by a newer loop-contract (lesson store schema "
-                f"{version}, this one knows {SCHEMA_VERSION}); upgrade to read it"
+                f"{self.path}: table 'lessons' lacks columns {missing}; not a lesson store"
             )
-        if "lessons" in tables:
-            columns = {str(r[1]) for r in db.execute("PRAGMA table_info(lessons)")}
-            if set(_COLUMNS) - columns:
-                raise LessonStoreError(
-                    f"{self.path}: table 'lessons' lacks columns "
-                    f"{sorted(set(_COLUMNS) - columns)}; not a lesson store"
-                )
-        db.execute("PRAGMA journal_mode = WAL").fetchone()
-        db.execute("PRAGMA synchronous = NORMAL")
+        self._wal()
         if app != APPLICATION_ID or version != SCHEMA_VERSION or "lessons" not in tables:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            # a failure here is reported as "not a usable lesson store", so keep SQLite's error
+            with immediate(db, lambda exc: exc):
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         db.execute(statement)
                 db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
 
-    # ------------------------------------------------------------------ lifecycle
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> LessonStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+    def _refused(self, exc: sqlite3.Error) -> LessonStoreError:
+        return LessonStoreError(f"cannot write to lesson store {self.path}: {exc}")
 
     # ------------------------------------------------------------------ writing
 
@@ -228,25 +174,17 @@ class LessonStore:
         db = self._db
         added = 0
         try:
-            db.execute("BEGIN IMMEDIATE")
+            with immediate(db, self._refused):
+                for lesson in lessons:
+                    if not isinstance(lesson, Lesson):
+                        raise TypeError(f"not a Lesson: {lesson!r}")
+                    row = _row(lesson)
+                    if db.execute(_INSERT, row).rowcount == 1:
+                        added += 1
+                    else:
+                        db.execute(_BUMP, dict(zip(_COLUMNS, row, strict=True)))
         except sqlite3.Error as exc:
-            raise LessonStoreError(f"cannot write to lesson store {self.path}: {exc}") from None
-        try:
-            for lesson in lessons:
-                if not isinstance(lesson, Lesson):
-                    raise TypeError(f"not a Lesson: {lesson!r}")
-                row = _row(lesson)
-                if db.execute(_INSERT, row).rowcount == 1:
-                    added += 1
-                else:
-                    db.execute(_BUMP, dict(zip(_COLUMNS, row, strict=True)))
-            db.execute("COMMIT")
-        except BaseException as exc:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise LessonStoreError(f"cannot write to lesson store {self.path}: {exc}") from None
-            raise
+            raise self._refused(exc) from None
         return added
 
     # ------------------------------------------------------------------ reading

@@ -59,22 +59,16 @@ from pytest_loopcontract.contest.worktrees import (
 )
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.errors import LoopContractError
-from pytest_loopcontract.verdict import (
-    EXIT_AWAIT_HUMAN,
-    EXIT_NOT_MET,
-    write_json_atomic,
-    write_text_atomic,
-)
+from pytest_loopcontract.fsio import utc_now, write_json_atomic, write_text_atomic
+from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.verdict import EXIT_AWAIT_HUMAN, EXIT_NOT_MET
 from pytest_loopcontract.verifier.baseline import (
     BaselineRecord,
-    baseline_path,
     load_baseline,
     take_baseline,
 )
-from pytest_loopcontract.verifier.evaluate import utc_now
 from pytest_loopcontract.verifier.verify import pinned_contract
 from pytest_loopcontract.verifier.workspace import (
-    STATE_DIR,
     WorkspaceError,
     diff_text,
     git,
@@ -83,7 +77,6 @@ from pytest_loopcontract.verifier.workspace import (
 
 __all__ = [
     "ContestError",
-    "ContestPaths",
     "contest_exit_code",
     "latest_result",
     "load_result",
@@ -98,43 +91,6 @@ RESULT_SCHEMA_VERSION = 1
 
 class ContestError(LoopContractError):
     """A contest that cannot start or cannot go on; the message says why and what to do."""
-
-
-@dataclass(frozen=True)
-class ContestPaths:
-    """Where a repository keeps its contest state (all under ``.loop-contract/``)."""
-
-    root: Path
-
-    @property
-    def state(self) -> Path:
-        return self.root / STATE_DIR
-
-    @property
-    def ledger(self) -> Path:
-        return self.state / "ledger.sqlite"
-
-    @property
-    def key(self) -> Path:
-        return self.state / "cert.key"
-
-    @property
-    def lessons(self) -> Path:
-        return self.state / "lessons.sqlite"
-
-    @property
-    def routes(self) -> Path:
-        return self.state / "routes.json"
-
-    @property
-    def runs(self) -> Path:
-        return self.state / "contest"
-
-    def run_dir(self, run_id: str) -> Path:
-        return self.runs / run_id
-
-    def worktrees(self, contract_id: str) -> Path:
-        return self.state / "worktrees" / contract_id
 
 
 @dataclass
@@ -172,7 +128,7 @@ def run_contest(
     ``contract_path`` (relative to ``root``) is needed only when no baseline exists yet: the
     contest then takes one at HEAD, as ``loop-contract baseline`` would.
     """
-    paths = ContestPaths(root)
+    paths = StateDir.of(root)
     baseline = _ensure_baseline(root, contract_path)
     contract = pinned_contract(root, baseline)
     seats = seats_from_contract(contract)
@@ -202,7 +158,7 @@ def run_contest(
 
 
 def _ensure_baseline(root: Path, contract_path: str | None) -> BaselineRecord:
-    if baseline_path(root).exists():
+    if StateDir.of(root).baseline.exists():
         return load_baseline(root)
     if contract_path is None:
         raise ContestError("no baseline yet: run `loop-contract baseline` first")
@@ -215,7 +171,7 @@ class _Run:
     def __init__(
         self,
         root: Path,
-        paths: ContestPaths,
+        paths: StateDir,
         baseline: BaselineRecord,
         contract: Contract,
         seats: list[Seat],
@@ -792,7 +748,7 @@ class _Run:
         return winner, doc
 
     def _identities(self) -> list[str]:
-        names: list[str] = [str(self.root), str(self.paths.state), "loop-contract@localhost"]
+        names: list[str] = [str(self.root), str(self.paths.folder), "loop-contract@localhost"]
         for seat in self.seats:
             names += [seat.name, seat.family]
         for cand in self.candidates.values():
@@ -805,7 +761,7 @@ class _Run:
     def _certify(self, winner: str) -> str:
         cand = self.candidates[winner]
         verdict = cand.verdict or {}
-        key = certificate.load_or_create_key(self.paths.key)
+        key = certificate.load_or_create_key(self.paths.cert_key)
         payload = certificate.build_payload(
             self.ledger,
             run_id=self.run_id,
@@ -942,7 +898,7 @@ def load_result(run_dir: Path) -> dict[str, Any]:
 
 def latest_result(root: Path, run_id: str | None = None) -> tuple[Path, dict[str, Any]]:
     """The named run's result, or the newest finished one."""
-    runs = ContestPaths(root).runs
+    runs = StateDir.of(root).runs
     if run_id:
         return runs / run_id, load_result(runs / run_id)
     finished = sorted(p for p in runs.glob("*/result.json")) if runs.exists() else []

@@ -35,7 +35,7 @@ from typing import Any
 
 from pytest_loopcontract.contest.matrix import ROWS
 from pytest_loopcontract.contest.replies import reply_schema
-from pytest_loopcontract.verdict import write_json_atomic
+from pytest_loopcontract.fsio import write_json_atomic
 
 __all__ = [
     "CANDIDATE_MARK",

@@ -23,7 +23,7 @@ from pytest_loopcontract.contest.matrix import ROWS, Cell, MatrixResult
 from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.seats import Seat, SeatRun, run_seat
 from pytest_loopcontract.contract.model import Contract
-from pytest_loopcontract.verdict import write_text_atomic
+from pytest_loopcontract.fsio import write_text_atomic
 
 __all__ = [
     "PanelSettings",

@@ -14,8 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.verdict import write_json_atomic
-from pytest_loopcontract.verifier.evaluate import utc_now
+from pytest_loopcontract.fsio import utc_now, write_json_atomic
 
 __all__ = ["SEAT_STATES", "RunProgress"]
 

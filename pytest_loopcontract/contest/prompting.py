@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.verdict import VerdictView
 
 __all__ = ["contest_prompt", "retry_notes"]
 
@@ -70,20 +71,17 @@ def retry_notes(verdict: Mapping[str, Any]) -> list[str]:
     printed.
     """
     notes: list[str] = []
-    for finding in (verdict.get("tamper") or {}).get("findings") or []:
-        if not finding.get("allowed"):
-            notes.append(f"tampering `{finding.get('code')}` at {finding.get('path') or '-'}")
-    gates = verdict.get("gates") or {}
-    for gate in gates.get("hard") or []:
-        if gate.get("status") != "pass":
-            notes.append(f"hard gate `{gate.get('id')}` ({gate.get('kind')}): {gate.get('status')}")
-    for gate in gates.get("measured") or []:
-        if gate.get("status") != "pass":
-            notes.append(
-                f"measured gate `{gate.get('id')}`: {gate.get('metric')} observed "
-                f"{gate.get('observed')} against {gate.get('op')} {gate.get('threshold')}"
-            )
-    failing = [t["nodeid"] for t in verdict.get("tests") or [] if t.get("outcome") != "passed"]
+    view = VerdictView(verdict)
+    for finding in view.findings(blocking=True):
+        notes.append(f"tampering `{finding.get('code')}` at {finding.get('path') or '-'}")
+    for gate in view.failed_gates("hard"):
+        notes.append(f"hard gate `{gate.get('id')}` ({gate.get('kind')}): {gate.get('status')}")
+    for gate in view.failed_gates("measured"):
+        notes.append(
+            f"measured gate `{gate.get('id')}`: {gate.get('metric')} observed "
+            f"{gate.get('observed')} against {gate.get('op')} {gate.get('threshold')}"
+        )
+    failing = view.failing_tests()
     notes.extend(f"test did not pass: {nodeid}" for nodeid in failing[:20])
     if len(failing) > 20:
         notes.append(f"... and {len(failing) - 20} more tests")

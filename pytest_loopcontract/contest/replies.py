@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +33,7 @@ from typing import Any
 
 from pytest_loopcontract.contest.matrix import ROWS, Cell
 from pytest_loopcontract.errors import LoopContractError
+from pytest_loopcontract.fsio import StrictJSONError, loads_strict
 
 __all__ = [
     "MAX_REPLY_BYTES",
@@ -141,46 +141,13 @@ def extract_json(text: str) -> object:
     first_error: str | None = None
     for candidate in attempts:
         try:
-            return _loads(candidate)
-        except _Refused as exc:  # real JSON, but not acceptable: no point trying another slice
+            return loads_strict(candidate)
+        except StrictJSONError as exc:  # real JSON, but refused: no other slice will do
             raise ReplyError(str(exc)) from None
         except (ValueError, RecursionError) as exc:
             if first_error is None:
                 first_error = _json_error(exc)
     raise ReplyError(f"no JSON document found ({first_error})")
-
-
-class _Refused(LoopContractError):
-    pass
-
-
-def _loads(text: str) -> object:
-    return json.loads(
-        text,
-        parse_constant=_refuse_constant,
-        parse_float=_finite_float,
-        object_pairs_hook=_unique_keys,
-    )
-
-
-def _refuse_constant(name: str) -> object:
-    raise _Refused(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _Refused(f"{text[:40]} is out of range")
-    return value
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Refused(f"duplicate key {key[:40]!r}: the reply is ambiguous")
-        out[key] = value
-    return out
 
 
 def _json_error(exc: BaseException) -> str:

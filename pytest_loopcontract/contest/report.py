@@ -39,7 +39,7 @@ from pytest_loopcontract.contest.markup import (
     mermaid_label,
     plain_text,
 )
-from pytest_loopcontract.verdict import write_text_atomic
+from pytest_loopcontract.fsio import write_text_atomic
 
 __all__ = [
     "AGENT_LABEL",

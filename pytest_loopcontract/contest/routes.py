@@ -35,7 +35,7 @@ from typing import Any
 
 from pytest_loopcontract.contest.lessons import DOMAIN_PATTERN
 from pytest_loopcontract.errors import LoopContractError
-from pytest_loopcontract.verdict import write_bytes_atomic
+from pytest_loopcontract.fsio import write_bytes_atomic
 
 __all__ = ["SEAT_PATTERN", "RouteTable", "RouteTableError"]
 

@@ -38,9 +38,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_loopcontract.processes import kill_group
+from pytest_loopcontract.processes import Capture, kill_group, signal_group, spawn, start_pump
 
 if TYPE_CHECKING:
     from pytest_loopcontract.contract.model import Contract
@@ -87,7 +87,6 @@ REASON_MAX_CHARS = 500
 PLACEHOLDERS: tuple[str, ...] = ("prompt_file", "workdir", "packet_file", "report_file")
 
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
-_PIPE_CHUNK = 64 * 1024
 # A seat's git commands must act on its own worktree, not on a repository the caller happens
 # to be inside (for instance when the contest runs from a git hook).
 _GIT_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
@@ -398,42 +397,6 @@ def _program_problem(program: str, cwd: Path, path: str | None) -> str | None:
     return f"program {program!r} not found on PATH"
 
 
-class _Capture:
-    """Keeps the first ``head`` bytes, the last ``tail`` bytes after them, and the count."""
-
-    def __init__(self, head: int, tail: int) -> None:
-        self._head_limit = head
-        self._tail_limit = tail
-        self._head = bytearray()
-        self._tail = bytearray()
-        self._total = 0
-        self._lock = threading.Lock()
-
-    def add(self, chunk: bytes) -> None:
-        with self._lock:
-            self._total += len(chunk)
-            room = self._head_limit - len(self._head)
-            if room > 0:
-                self._head += chunk[:room]
-                chunk = chunk[room:]
-            if chunk:
-                self._tail += chunk
-                if len(self._tail) > 2 * self._tail_limit:  # trim in batches, not per chunk
-                    del self._tail[: -self._tail_limit]
-
-    def snapshot(self) -> tuple[bytes, bytes, int]:
-        with self._lock:
-            tail = self._tail[-self._tail_limit :] if self._tail_limit else b""
-            return bytes(self._head), bytes(tail), self._total
-
-
-def _pump(stream: IO[bytes], sink: _Capture) -> None:
-    fd = stream.fileno()
-    with stream:
-        while chunk := os.read(fd, _PIPE_CHUNK):
-            sink.add(chunk)
-
-
 def _start_thread(target: Any, *args: Any) -> threading.Thread:
     thread = threading.Thread(target=target, args=args, daemon=True)
     thread.start()
@@ -453,32 +416,18 @@ def _reap(proc: subprocess.Popen[bytes], done: threading.Event) -> None:
     done.set()
 
 
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
-
-
 def _execute(base: SeatRun, *, cwd: Path, env: Mapping[str, str], timeout: float) -> SeatRun:
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(
-            list(base.command),
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        proc = spawn(base.command, cwd=cwd, env=env)
     except OSError as exc:
         detail = exc.strerror or str(exc)
         return replace(
             base, status="unavailable", reason=f"cannot start {base.command[0]!r}: {detail}"
         )
-    assert proc.stdout is not None and proc.stderr is not None  # PIPE always makes them
-    out = _Capture(KEEP_BYTES, KEEP_BYTES)
-    err = _Capture(0, KEEP_BYTES)
-    pumps = [_start_thread(_pump, proc.stdout, out), _start_thread(_pump, proc.stderr, err)]
+    out = Capture(KEEP_BYTES, KEEP_BYTES)
+    err = Capture(0, KEEP_BYTES)
+    pumps = [start_pump(proc.stdout, out), start_pump(proc.stderr, err)]
     exited = threading.Event()
     if hasattr(os, "waitid"):
         waiter = _start_thread(_await_exit, proc.pid, exited)
@@ -488,7 +437,7 @@ def _execute(base: SeatRun, *, cwd: Path, env: Mapping[str, str], timeout: float
     try:
         if not exited.wait(timeout):
             timed_out = True
-            _signal_group(proc.pid, signal.SIGTERM)
+            signal_group(proc.pid, signal.SIGTERM)
             exited.wait(KILL_GRACE_SECONDS)
         seconds = time.monotonic() - started
     finally:

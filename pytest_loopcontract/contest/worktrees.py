@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.errors import LoopContractError
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.workspace import (
-    STATE_DIR,
     WorkspaceError,
     changed_paths,
     git,
@@ -324,8 +324,8 @@ def _restore_state_dir(workdir: Path, base: str, env: Mapping[str, str]) -> None
     """Whatever the seat wrote under ``.loop-contract/`` is not part of its candidate: those
     index entries go back to what the base commit had there (usually nothing). (An exclude
     pathspec on ``git add`` fails when the folder is ignored, hence two steps.)"""
-    _git(workdir, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", STATE_DIR, env=env)
-    entries = _git(workdir, "ls-tree", "-r", "-z", base, "--", STATE_DIR, env=env)
+    _git(workdir, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", StateDir.NAME, env=env)
+    entries = _git(workdir, "ls-tree", "-r", "-z", base, "--", StateDir.NAME, env=env)
     if entries:
         _git(workdir, "update-index", "-z", "--index-info", env=env, input_bytes=entries)
 

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.verdict import validate_verdict, write_bytes_atomic
+from pytest_loopcontract.fsio import loads_strict, write_bytes_atomic
+from pytest_loopcontract.verdict import validate_verdict
 
 __all__ = [
     "ARTIFACT_FILES",
@@ -279,19 +280,6 @@ def _read_bounded(cfd: int, name: str, where: str, limit: int) -> tuple[bytes | 
     return b"".join(chunks), None
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {_show(key)}")
-        out[key] = value
-    return out
-
-
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _parse_json(data: bytes, where: str) -> tuple[Any, str | None]:
     """Strict JSON: UTF-8, no duplicate keys, no NaN/Infinity, bounded nesting."""
     try:
@@ -299,9 +287,7 @@ def _parse_json(data: bytes, where: str) -> tuple[Any, str | None]:
     except UnicodeDecodeError:
         return None, f"{where} is not JSON: not UTF-8 text"
     try:
-        document = json.loads(
-            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants
-        )
+        document = loads_strict(text)
     except RecursionError:
         return None, f"{where} is not JSON we accept: nested too deeply"
     except ValueError as exc:

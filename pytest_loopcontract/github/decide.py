@@ -22,6 +22,7 @@ from typing import Any
 
 from github.Repository import Repository
 
+from pytest_loopcontract.fsio import utc_now
 from pytest_loopcontract.github.comments import upsert_sticky_comment
 from pytest_loopcontract.github.participants import participant_logins, token_login
 from pytest_loopcontract.github.publish import (
@@ -34,7 +35,6 @@ from pytest_loopcontract.github.pulls import CandidatePR, list_candidates
 from pytest_loopcontract.github.review_gate import GateDecision, gate_for_pr
 from pytest_loopcontract.github.state_branch import update_files
 from pytest_loopcontract.github.statuses import StatusDecision, StatusState, set_winner_statuses
-from pytest_loopcontract.verifier.evaluate import utc_now
 
 __all__ = ["LESSONS_PATH", "ROUTES_PATH", "GateOutcome", "gate", "record_lessons"]
 

@@ -49,6 +49,7 @@ from pytest_loopcontract.contest.report import render_markdown
 from pytest_loopcontract.contest.seats import Seat, seats_from_contract
 from pytest_loopcontract.contest.standing import gate_stage, gate_summary
 from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.fsio import utc_now
 from pytest_loopcontract.github.comments import upsert_sticky_comment
 from pytest_loopcontract.github.contest_state import (
     DATA_BRANCH,
@@ -61,7 +62,6 @@ from pytest_loopcontract.github.pulls import CandidatePR, list_candidates
 from pytest_loopcontract.github.statuses import StatusDecision, set_winner_statuses
 from pytest_loopcontract.github.trust import VerifyRun
 from pytest_loopcontract.github.verification import Verification, collect_verifications
-from pytest_loopcontract.verifier.evaluate import utc_now
 
 __all__ = [
     "DATA_BRANCH",

@@ -23,11 +23,13 @@ from typing import Any
 from pytest_loopcontract.checkpoints import clearance
 from pytest_loopcontract.checkpoints.gate import contract_patterns
 from pytest_loopcontract.checkpoints.rules import Match, scan_command, scan_diff
+from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.loop.state import LockHeld, LoopLock, reduce
-from pytest_loopcontract.verdict import write_json_atomic
-from pytest_loopcontract.verifier.baseline import baseline_path, load_baseline
-from pytest_loopcontract.verifier.workspace import STATE_DIR, WorkspaceError, git, resolve_commit
+from pytest_loopcontract.loop.lock import LockHeld, LoopLock
+from pytest_loopcontract.loop.state import reduce
+from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.verifier.baseline import load_baseline
+from pytest_loopcontract.verifier.workspace import WorkspaceError, git, resolve_commit
 
 __all__ = [
     "check_command",
@@ -58,14 +60,16 @@ def check_command(
     if not matches:
         return [], None
     subject = command if isinstance(command, str) else shlex.join(command)
-    return matches, clearance.request(History(root / STATE_DIR), subject, matches, kind="command")
+    return matches, clearance.request(
+        History(StateDir.of(root).folder), subject, matches, kind="command"
+    )
 
 
 def _patterns(root: Path, pinned: Callable[..., Any]) -> tuple[Any, ...]:
     """The pinned contract's patterns when a baseline exists, the defaults otherwise."""
     from pytest_loopcontract.checkpoints.rules import patterns_from_contract
 
-    if baseline_path(root).exists():
+    if StateDir.of(root).baseline.exists():
         return contract_patterns(pinned(root, load_baseline(root)))
     return patterns_from_contract({})
 
@@ -151,7 +155,7 @@ def pre_push(
     """
     from pytest_loopcontract.verifier.verify import pinned_contract, verify
 
-    history = History(root / STATE_DIR)
+    history = History(StateDir.of(root).folder)
     patterns = _patterns(root, pinned_contract)
     blocked = False
     for local_ref, local_sha, remote_ref, remote_sha in updates:
@@ -196,12 +200,12 @@ def pre_push(
                         f"{request.id} --by NAME   (then push again)"
                     )
                 continue
-        if run_gates and local_sha != ZERO_SHA and baseline_path(root).exists():
+        if run_gates and local_sha != ZERO_SHA and StateDir.of(root).baseline.exists():
             outcome = verify(
                 root,
                 candidate_ref=local_sha,
                 history=history,
-                verdict_path=root / STATE_DIR / "pre-push-verdict.json",
+                verdict_path=StateDir.of(root).pre_push_verdict,
             )
             # The verifier also asks a person about checkpoint content in the candidate's diff.
             # For a push that question was just asked above, about every pushed commit (which
@@ -357,14 +361,14 @@ def claude_stop(root: Path, payload: Mapping[str, Any]) -> dict[str, Any] | None
     """Block the stop (with the verifier's reasons) until the contract is met or the loop is
     over; each stop attempt is one verified iteration, so the loop's caps still apply."""
     session = str(payload.get("session_id") or "")
-    if not baseline_path(root).exists():
+    if not StateDir.of(root).baseline.exists():
         return None  # no contract adopted here: nothing to enforce
     # One loop per repository. When ``loop-contract loop`` runs Claude, the Stop hook fires
     # inside its agent turn: the governed loop verifies after the turn and owns the record, so
     # the hook stays out of it (starting a run here would reset the loop's counters, spend and
     # progress). Holding the lock also keeps two stop attempts from interleaving iterations.
     try:
-        with LoopLock(root / STATE_DIR, command=f"claude-code stop hook {session}".strip()):
+        with LoopLock(StateDir.of(root).folder, command=f"claude-code stop hook {session}".strip()):
             return _claude_stop_locked(root, session)
     except LockHeld as exc:
         _to_stderr(f"loop-contract: not verifying this stop: {exc}")
@@ -375,7 +379,7 @@ def _claude_stop_locked(root: Path, session: str) -> dict[str, Any] | None:
     from pytest_loopcontract.loop.run import loop_started_record, verify_iteration
     from pytest_loopcontract.verifier.verify import pinned_contract
 
-    history = History(root / STATE_DIR)
+    history = History(StateDir.of(root).folder)
     state = reduce(history.read().records)
     contract = pinned_contract(root, load_baseline(root))
     loop = state["loop"]

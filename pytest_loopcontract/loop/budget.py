@@ -23,7 +23,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_loopcontract.loop.history import History, Instant, Record, boot_id, parse_ts
+from pytest_loopcontract.fsio import parse_utc
+from pytest_loopcontract.loop.history import History, boot_id
+from pytest_loopcontract.loop.records import Instant, Record
 from pytest_loopcontract.loop.state import MAX_USD, Reducer, usd_units
 from pytest_loopcontract.verdict import EXIT_BUDGET
 
@@ -308,7 +310,7 @@ def start_instant(state: Mapping[str, Any]) -> Instant | None:
     started = state.get("loop", {}).get("started")
     if not started:
         return None
-    return Instant(parse_ts(started["ts"]), started.get("mono"), started.get("boot") or "")
+    return Instant(parse_utc(started["ts"]), started.get("mono"), started.get("boot") or "")
 
 
 def elapsed_seconds(start: Instant, now: Instant) -> float:

@@ -28,446 +28,38 @@ can be measured without trusting the wall clock (see :mod:`pytest_loopcontract.l
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import errno
 import fcntl
-import gc
 import hashlib
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any
 
-__all__ = [
-    "HISTORY_FILE",
-    "LOCK_FILE",
-    "TORN_EVENT",
-    "TORN_PREFIX",
-    "ZERO_HASH",
-    "ChainBreak",
-    "ClockJump",
-    "History",
-    "HistoryRead",
-    "Instant",
-    "Record",
-    "TornLine",
-    "Transaction",
-    "boot_id",
-    "ensure_state_dir",
-    "format_ts",
-    "line_hash",
-    "parse_line",
-    "parse_ts",
-    "paused_gc",
-    "scan",
-]
+from pytest_loopcontract import chain
+from pytest_loopcontract.chain import ZERO_HASH
+from pytest_loopcontract.fsio import fsync_dir, pread_all, utc_stamp, write_all
+from pytest_loopcontract.loop.records import (
+    DECODER,
+    TORN_EVENT,
+    ChainBreak,
+    HistoryRead,
+    Record,
+    TornLine,
+    parse_line,
+    scan,
+)
+from pytest_loopcontract.statedir import StateDir
 
-HISTORY_FILE = "history.jsonl"
-LOCK_FILE = "history.lock"
-TORN_PREFIX = "history.torn."
-TORN_EVENT = "torn_set_aside"
-ZERO_HASH = "0" * 64
+__all__ = ["History", "Transaction", "boot_id"]
 
 _TAIL_CHUNK = 4096
 _COUNT_CHUNK = 1 << 20
-
-
-@dataclass(frozen=True)
-class Instant:
-    """A moment on both clocks: ``wall`` (epoch seconds), ``mono`` and the ``boot`` it is on.
-
-    ``mono`` is only comparable with another ``mono`` of the same non-empty ``boot``.
-    """
-
-    wall: float
-    mono: float | None = None
-    boot: str = ""
-
-
-class Record(NamedTuple):
-    """One history line, parsed. ``line`` is its 1-based line number (0 when only the tail
-    was read, so lines were not counted); ``digest`` is the SHA-256 of the line's bytes.
-
-    A named tuple, not a dataclass: a rebuild makes 100,000 of these and tuples are cheapest.
-    """
-
-    seq: int
-    ts: str
-    kind: str
-    data: dict[str, Any]
-    prev: str
-    mono: float | None
-    boot: str
-    line: int
-    digest: str
-
-    def instant(self) -> Instant:
-        """When this record was written, on both clocks."""
-        return Instant(parse_ts(self.ts), self.mono, self.boot)
-
-
-@dataclass(frozen=True)
-class TornLine:
-    """The cut-short end of the file: from ``offset`` (line ``line``) to the end, ``data``."""
-
-    line: int
-    offset: int
-    data: bytes
-    reason: str
-
-    @property
-    def message(self) -> str:
-        return (
-            f"torn last line {self.line} ({len(self.data)} bytes): {self.reason}; "
-            "it is set aside, not read, and moved out on the next append"
-        )
-
-
-@dataclass(frozen=True)
-class ChainBreak:
-    """Where the chain does not hold: ``line`` (1-based), a stable ``kind``, a message.
-
-    Kinds: ``edited`` (the named line changed after it was written), ``removed`` (records
-    missing before the line), ``reordered`` (seq goes back or repeats), ``unparsable`` (a line
-    in the middle that is not a record), ``start`` (the first line does not start the chain).
-    """
-
-    line: int
-    kind: str
-    message: str
-
-
-@dataclass(frozen=True)
-class ClockJump:
-    """The wall clock went backwards between two records. Reported, never an error."""
-
-    line: int
-    seq: int
-    previous_ts: str
-    ts: str
-
-    @property
-    def seconds(self) -> float:
-        return parse_ts(self.previous_ts) - parse_ts(self.ts)
-
-    @property
-    def message(self) -> str:
-        return (
-            f"line {self.line} (seq {self.seq}): the clock went back {self.seconds:.3f} s "
-            f"({self.previous_ts} -> {self.ts}); order is by seq, nothing was lost"
-        )
-
-
-@dataclass
-class HistoryRead:
-    """Everything a read found: good records, a torn tail, chain breaks and clock jumps.
-
-    ``lines`` counts complete lines before any torn tail; ``tail_hash`` is the hash of the
-    last of them (what the next record's ``prev`` must be); ``exists`` is False when there is
-    no state folder at all.
-    """
-
-    records: list[Record] = field(default_factory=list)
-    torn: TornLine | None = None
-    chain_breaks: list[ChainBreak] = field(default_factory=list)
-    clock_jumps: list[ClockJump] = field(default_factory=list)
-    lines: int = 0
-    tail_hash: str = ZERO_HASH
-    exists: bool = True
-
-    @property
-    def last_seq(self) -> int:
-        return self.records[-1].seq if self.records else 0
-
-    @property
-    def ok(self) -> bool:
-        """The chain verifies. A torn tail is not a break: it is repaired on the next append."""
-        return not self.chain_breaks
-
-    def messages(self) -> list[str]:
-        """Every problem as a sentence, for a human."""
-        out = [b.message for b in self.chain_breaks]
-        if self.torn is not None:
-            out.append(self.torn.message)
-        out.extend(j.message for j in self.clock_jumps)
-        return out
-
-
-# --------------------------------------------------------------------------- pure helpers
-
-
-def line_hash(raw: bytes) -> str:
-    """SHA-256 hex of one line's bytes, without its terminating newline."""
-    return hashlib.sha256(raw).hexdigest()
-
-
-def format_ts(epoch: float) -> str:
-    """ISO 8601 UTC with microseconds and ``Z``: fixed width, so it sorts as text."""
-    moment = dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_ts(text: str) -> float:
-    """Epoch seconds of an ISO timestamp (``Z`` or an offset); Python 3.10 lacks ``Z``."""
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
-    moment = dt.datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
-    return moment.timestamp()
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number a history may hold")
-
-
-# NaN and Infinity are not JSON; Python's default decoder would let them in.
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
-# The decoder's C scanner, called at an offset: parses one line of a big text without copying.
-_SCAN_ONCE = cast(Callable[[str, int], "tuple[Any, int]"], vars(_DECODER)["scan_once"])
-
-
-def _as_record(obj: Any, line: int, digest: str) -> Record | str:
-    """Check the shape of one decoded line: a record, or why it is not one."""
-    if type(obj) is not dict:
-        return "not a JSON object"
-    seq = obj.get("seq")
-    kind = obj.get("kind")
-    data = obj.get("data")
-    prev = obj.get("prev")
-    ts = obj.get("ts")
-    mono = obj.get("mono")
-    boot = obj.get("boot", "")
-    if type(seq) is not int or seq < 1:
-        return "seq is not a positive integer"
-    if type(kind) is not str or not kind:
-        return "kind is missing"
-    if type(data) is not dict:
-        return "data is not an object"
-    if type(prev) is not str or len(prev) != 64:
-        return "prev is not a SHA-256"
-    if type(ts) is not str:
-        return "ts is missing"
-    if mono is not None:
-        if type(mono) is int:
-            mono = float(mono)
-        elif type(mono) is not float:
-            return "mono is not a number"
-    if type(boot) is not str:
-        return "boot is not a string"
-    return Record(seq, ts, kind, data, prev, mono, boot, line, digest)
-
-
-def parse_line(raw: bytes, line: int, digest: str | None = None) -> Record | str:
-    """A record, or the reason (a string) why ``raw`` is not one."""
-    try:
-        obj = _DECODER.decode(raw.decode("utf-8"))
-    except (ValueError, RecursionError):  # ValueError includes bad UTF-8
-        return "not JSON"
-    return _as_record(obj, line, digest if digest is not None else line_hash(raw))
-
-
-# The exact shape this module writes, header first and ``prev`` last. A line of that shape is
-# parsed by slicing plus one JSON parse of ``data``; any other line takes the general JSON path.
-# The captured strings admit no quote, backslash or control character (``prev`` only letters
-# and digits), so the slices equal what a JSON parser would return: both paths give the same
-# record (a test holds them to it).
-_PLAIN = r'[^"\\\x00-\x1f]'
-_HEAD = re.compile(
-    r'\{"seq":([1-9][0-9]{0,17}),"ts":"(' + _PLAIN + r'*)",'
-    r'"mono":(null|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?),'
-    r'"boot":"(' + _PLAIN + r'*)","kind":"(' + _PLAIN + r'+)","data":'
-)
-_TAIL_START = ',"prev":"'
-_TAIL_LEN = len(_TAIL_START) + 64 + 2
-
-
-def _parse_all(blob: bytes, pieces: list[bytes], digests: list[str]) -> list[Record | str]:
-    """Parse every line. Fast path: one decode of the whole text, the header by a regular
-    expression, ``data`` by the C scanner at its offset; anything else :func:`parse_line`."""
-    try:
-        text = blob.decode("utf-8")
-    except UnicodeDecodeError:
-        pairs = enumerate(zip(pieces, digests, strict=True), 1)
-        return [parse_line(raw, number, digest) for number, (raw, digest) in pairs]
-    # ASCII (what this module writes): character offsets are byte offsets.
-    lengths = map(len, pieces if blob.isascii() else text.split("\n"))
-    scan_once = _SCAN_ONCE
-    head = _HEAD.match
-    startswith = text.startswith
-    out: list[Record | str] = []
-    append = out.append
-    index = 0
-    for number, (length, digest) in enumerate(zip(lengths, digests, strict=False), 1):
-        end = index + length
-        found: Record | None = None
-        m = head(text, index, end)
-        if m is not None:
-            try:
-                data, stop = scan_once(text, m.end())
-            except (StopIteration, ValueError, RecursionError):
-                stop = -1
-            # ``,"prev":"<64 letters or digits>"}`` to the end of the line, checked by slicing.
-            if (
-                stop > 0
-                and end - stop == _TAIL_LEN
-                and type(data) is dict
-                and startswith(_TAIL_START, stop)
-                and startswith('"}', end - 2)
-            ):
-                prev = text[stop + 9 : end - 2]
-                if prev.isalnum():
-                    seq, ts, mono, boot, kind = m.groups()
-                    found = Record(
-                        int(seq),
-                        ts,
-                        kind,
-                        data,
-                        prev,
-                        None if mono == "null" else float(mono),
-                        boot,
-                        number,
-                        digest,
-                    )
-        append(found if found is not None else parse_line(pieces[number - 1], number, digest))
-        index = end + 1
-    return out
-
-
-def scan(blob: bytes) -> HistoryRead:
-    """Read and verify a whole history file's bytes. Pure: no I/O, nothing is changed.
-
-    The torn tail is the unterminated fragment at the end, together with the last complete
-    line if that one is not a record: at most the record in flight (and its newline).
-    """
-    with paused_gc():
-        return _scan(blob)
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic GC while building or folding 100,000s of acyclic objects (a rebuild):
-    it halves the time, because every generation-2 pass would walk all records made so far."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _scan(blob: bytes) -> HistoryRead:
-    pieces = blob.split(b"\n")
-    fragment = pieces.pop()  # after the last newline: b"" when the file ends cleanly
-    sha256 = hashlib.sha256
-    digests = [sha256(raw).hexdigest() for raw in pieces]
-    parsed = _parse_all(blob, pieces, digests)
-    off = len(blob) - len(fragment)
-    last_at = off - len(pieces[-1]) - 1 if pieces else 0
-
-    torn: TornLine | None = None
-    complete = len(pieces)
-    if complete and isinstance(parsed[-1], str):
-        why = f"not a record ({parsed[-1]})"
-        if fragment:
-            why += " and the file ends without a newline"
-        complete -= 1
-        torn = TornLine(complete + 1, last_at, blob[last_at:], why)
-    elif fragment:
-        torn = TornLine(complete + 1, off, fragment, "the file ends without a newline")
-
-    result = HistoryRead(lines=complete)
-    breaks = result.chain_breaks
-    records = result.records
-    prev_hash = ZERO_HASH
-    prev_seq: int | None = 0
-    prev_ok = True
-    prev_ts = ""
-    for index in range(complete):
-        number = index + 1
-        item = parsed[index]
-        if isinstance(item, str):
-            breaks.append(
-                ChainBreak(
-                    number,
-                    "unparsable",
-                    f"line {number} is not a history record ({item}): it was edited or corrupted",
-                )
-            )
-            prev_seq = None
-            prev_ok = False
-        else:
-            if item.prev != prev_hash or (prev_seq is not None and item.seq != prev_seq + 1):
-                _check_link(item, number, prev_hash, prev_seq, prev_ok, breaks)
-            if item.ts < prev_ts:
-                result.clock_jumps.append(ClockJump(number, item.seq, prev_ts, item.ts))
-            prev_ts = item.ts
-            prev_seq = item.seq
-            prev_ok = True
-            records.append(item)
-        prev_hash = digests[index]
-    result.tail_hash = prev_hash
-    result.torn = torn
-    return result
-
-
-def _check_link(
-    rec: Record,
-    number: int,
-    prev_hash: str,
-    prev_seq: int | None,
-    prev_ok: bool,
-    breaks: list[ChainBreak],
-) -> None:
-    """Name what is wrong between line ``number - 1`` and line ``number``, if anything."""
-    hash_ok = rec.prev == prev_hash
-    seq_ok = prev_seq is None or rec.seq == prev_seq + 1
-    if hash_ok and seq_ok:
-        return
-    if number == 1:
-        breaks.append(
-            ChainBreak(
-                1,
-                "start",
-                f"line 1 (seq {rec.seq}) does not start the chain: records before it were removed",
-            )
-        )
-    elif not seq_ok and prev_seq is not None and rec.seq > prev_seq + 1:
-        missing = rec.seq - prev_seq - 1
-        breaks.append(
-            ChainBreak(
-                number,
-                "removed",
-                f"line {number}: seq jumps from {prev_seq} to {rec.seq}: "
-                f"{missing} record(s) were removed before line {number}",
-            )
-        )
-    elif not seq_ok:
-        breaks.append(
-            ChainBreak(
-                number,
-                "reordered",
-                f"line {number}: seq {rec.seq} follows seq {prev_seq}: "
-                "records were inserted, duplicated or reordered",
-            )
-        )
-    elif prev_ok:
-        breaks.append(
-            ChainBreak(
-                number - 1,
-                "edited",
-                f"line {number - 1} (seq {rec.seq - 1}) was changed after it was written: "
-                f"its SHA-256 no longer matches the one line {number} recorded",
-            )
-        )
-    # else: the line before is unparsable and already reported; a hash mismatch is implied.
 
 
 @cache
@@ -480,47 +72,7 @@ def boot_id() -> str:
     return text.strip().replace("-", "")[:12]
 
 
-def ensure_state_dir(state_dir: Path) -> None:
-    """Create the state folder; a new one gets a ``.gitignore`` of ``*`` so git ignores it."""
-    if state_dir.is_dir():
-        return
-    state_dir.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        fd = os.open(state_dir / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            os.write(fd, b"# loop-contract state: never committed, never hashed\n*\n")
-        finally:
-            os.close(fd)
-
-
-# --------------------------------------------------------------------------- file I/O
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _fsync_dir(path: Path) -> None:
-    dir_fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def _pread_all(fd: int, size: int, offset: int) -> bytes:
-    parts: list[bytes] = []
-    while size > 0:
-        chunk = os.pread(fd, size, offset)
-        if not chunk:
-            break
-        parts.append(chunk)
-        size -= len(chunk)
-        offset += len(chunk)
-    return b"".join(parts)
+# --------------------------------------------------------------------------- reading the tail
 
 
 def _count_lines_before(fd: int, offset: int) -> int:
@@ -557,7 +109,7 @@ def _read_tail(fd: int) -> _Tail:
     chunk = _TAIL_CHUNK
     while True:
         start = max(0, size - chunk)
-        tail = _try_tail(_pread_all(fd, size - start, start), start, size)
+        tail = _try_tail(pread_all(fd, size - start, start), start, size)
         if tail is not None:
             if tail.torn is not None:  # rare: worth a full count to name the line
                 line = _count_lines_before(fd, tail.torn.offset) + 1
@@ -594,7 +146,7 @@ def _try_tail(buf: bytes, start: int, size: int) -> _Tail | None:
             torn = TornLine(0, start + nl + 1, buf[nl + 1 :], why)
         else:
             if prev_hash is None:
-                prev_hash = line_hash(raw)
+                prev_hash = chain.digest(raw)
             if isinstance(found, Record):
                 return _Tail(found.seq + 1, prev_hash, torn, size, found)
         last_line = False
@@ -624,8 +176,9 @@ class History:
         fsync: bool = True,
     ) -> None:
         self.state_dir = Path(state_dir)
-        self.path = self.state_dir / HISTORY_FILE
-        self.lock_path = self.state_dir / LOCK_FILE
+        self.folder = StateDir(state_dir)
+        self.path = self.folder.history
+        self.lock_path = self.folder.history_lock
         self.clock = clock
         self.monotonic = monotonic
         self.fsync = fsync
@@ -682,7 +235,7 @@ class History:
         """
         with self._exclusive() as fd:
             size = os.fstat(fd).st_size
-            found = scan(_pread_all(fd, size, 0))
+            found = scan(pread_all(fd, size, 0))
             last = found.records[-1] if found.records else None
             tail = _Tail(found.last_seq + 1, found.tail_hash, found.torn, size, last)
             yield Transaction(self, fd, tail, found)
@@ -698,7 +251,7 @@ class History:
                 f"{self.path}: this thread already holds the history lock; "
                 "append through the open transaction"
             )
-        ensure_state_dir(self.state_dir)
+        self.folder.ensure()
         lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
@@ -770,7 +323,7 @@ class Transaction:
         history = self._history
         tail = self._tail
         seq = tail.next_seq
-        ts = format_ts(history.clock())
+        ts = utc_stamp(history.clock())
         mono = round(history.monotonic(), 6)
         boot = boot_id()
         obj = {
@@ -789,7 +342,7 @@ class Transaction:
         start = tail.size if replacing is None else replacing.offset
         try:
             if replacing is None:
-                _write_all(self._fd, raw + b"\n")
+                write_all(self._fd, raw + b"\n")
             else:
                 _overwrite(history.path, start, raw + b"\n", tail.size)
             if history.fsync:
@@ -803,10 +356,10 @@ class Transaction:
                     _overwrite(history.path, start, replacing.data, start + len(raw) + 1)
             raise
         if start == 0 and history.fsync:
-            _fsync_dir(history.state_dir)  # the new file's name is durable too
-        digest = line_hash(raw)
+            fsync_dir(history.state_dir)  # the new file's name is durable too
+        digest = chain.digest(raw)
         line = self.read.lines + 1 if self._full else 0
-        data = _DECODER.decode(raw.decode("ascii"))["data"]  # what a reader will see
+        data = DECODER.decode(raw.decode("ascii"))["data"]  # what a reader will see
         record = Record(seq, ts, kind, data, tail.prev_hash, mono, boot, line, digest)
         self._tail = _Tail(seq + 1, digest, None, start + len(raw) + 1, record)
         if self._full:
@@ -819,7 +372,7 @@ class Transaction:
         """Copy the torn end to a side file (fsynced), then write the ``torn_set_aside``
         record over it in one step: the cut and its record land together or not at all."""
         history = self._history
-        side = _create_side_file(history.state_dir, torn)
+        side = _create_side_file(history.folder, torn)
         self._write(
             TORN_EVENT,
             {
@@ -854,27 +407,27 @@ def _overwrite(path: Path, offset: int, data: bytes, old_size: int) -> None:
         os.close(fd)
 
 
-def _create_side_file(state_dir: Path, torn: TornLine) -> Path:
+def _create_side_file(folder: StateDir, torn: TornLine) -> Path:
     """``history.torn.<line>`` (``.<line>.<k>`` if taken), complete and fsynced before the cut.
 
     Written under a temporary name and hard-linked into place, so a kill leaves either no side
     file or a whole one (plus, at worst, a hidden ``.tmp``), never an empty or partial one.
     """
-    tmp = state_dir / f".{TORN_PREFIX}{os.getpid()}.{threading.get_ident()}.tmp"
+    state_dir = folder.folder
+    tmp = state_dir / f".{folder.TORN_PREFIX}{os.getpid()}.{threading.get_ident()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        _write_all(fd, torn.data)
-        os.fsync(fd)
+        write_all(fd, torn.data, fsync=True)
     finally:
         os.close(fd)
     try:
         for k in range(10_000):
-            path = state_dir / (f"{TORN_PREFIX}{torn.line}" + (f".{k}" if k else ""))
+            path = folder.torn_side_file(torn.line, k)
             try:
                 os.link(tmp, path)
             except FileExistsError:
                 continue
-            _fsync_dir(state_dir)
+            fsync_dir(state_dir)
             return path
     finally:
         tmp.unlink(missing_ok=True)

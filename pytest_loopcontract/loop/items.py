@@ -18,11 +18,13 @@ import yaml
 from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.contract.scaffold import slugify
 from pytest_loopcontract.errors import LoopContractError
+from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.state import reduce
-from pytest_loopcontract.verdict import write_json_atomic
+from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.verdict import VerdictView
 from pytest_loopcontract.verifier.baseline import load_baseline
-from pytest_loopcontract.verifier.workspace import STATE_DIR, Pin, git, sha256_bytes
+from pytest_loopcontract.verifier.workspace import Pin, git, sha256_bytes
 
 __all__ = ["ItemError", "amend", "claim_next", "mark_done"]
 
@@ -42,7 +44,7 @@ class DoneResult:
 
 def claim_next(root: Path, contract: Contract) -> dict[str, Any] | None:
     """The first item not yet proven done; recorded as claimed. None when all are done."""
-    history = History(root / STATE_DIR)
+    history = History(StateDir.of(root).folder)
     state = reduce(history.read().records)
     for item in contract.dod:
         if state["items"].get(item.id) != "done":
@@ -65,10 +67,10 @@ def mark_done(root: Path, contract: Contract, item_id: str) -> DoneResult:
             f"no DoD item {item_id!r} in the contract "
             f"(items: {', '.join(i.id for i in contract.dod)})"
         )
-    history = History(root / STATE_DIR)
+    history = History(StateDir.of(root).folder)
     outcome = verify(root, history=history)
     entry = next(d for d in outcome.verdict["dod"] if d["id"] == item_id)
-    failing = [t for t in entry["tests"] if t["outcome"] != "passed"]
+    failing = [dict(t) for t in VerdictView(outcome.verdict).dod_failing(item_id)]
     tamper = outcome.verdict["tamper"]["detected"]
     if entry["status"] != "done" or tamper:
         return DoneResult(item_id, False, failing, None, int(outcome.verdict["exit_code"]))
@@ -123,8 +125,8 @@ def amend(root: Path, contract_relpath: str, *, text: str, tests: list[str], by:
     baseline.pins[contract_relpath] = Pin(sha256=sha256_bytes(data), blob=blob, mode=pin.mode)
     baseline.contract_sha256 = sha256_bytes(data)
     baseline.extra.setdefault("amendments", []).append({"item": item_id, "by": by.strip()})
-    write_json_atomic(root / STATE_DIR / "baseline.json", baseline.to_json())
-    History(root / STATE_DIR).append(
+    write_json_atomic(StateDir.of(root).baseline, baseline.to_json())
+    History(StateDir.of(root).folder).append(
         "amend",
         {
             "item": item_id,

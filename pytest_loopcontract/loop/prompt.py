@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.verdict import VerdictView
 
 __all__ = ["build_prompt", "substitute"]
 
@@ -33,9 +34,8 @@ def _dod_lines(contract: Contract, verdict: Mapping[str, Any] | None) -> list[st
             lines.extend(f"    must pass: {test}" for test in item.tests[:MAX_FAILING_SHOWN])
             lines.append(f'    (and every test marked @pytest.mark.dod("{item.id}"))')
         elif found["status"] != "done":
-            for test in found["tests"][:MAX_FAILING_SHOWN]:
-                if test["outcome"] != "passed":
-                    lines.append(f"    {test['outcome']}: {test['nodeid']}")
+            failing = VerdictView(verdict or {}).dod_failing(item.id)
+            lines.extend(f"    {t['outcome']}: {t['nodeid']}" for t in failing[:MAX_FAILING_SHOWN])
     return lines
 
 

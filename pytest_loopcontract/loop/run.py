@@ -18,6 +18,7 @@ from typing import Any
 from pytest_loopcontract.checkpoints import clearance
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.errors import LoopContractError
+from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.loop.budget import (
     Caps,
     elapsed_seconds,
@@ -27,11 +28,14 @@ from pytest_loopcontract.loop.budget import (
     start_instant,
     time_budget_exceeded,
 )
-from pytest_loopcontract.loop.history import History, Instant
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.lock import LoopLock
 from pytest_loopcontract.loop.progress import stalled
 from pytest_loopcontract.loop.prompt import build_prompt, substitute
-from pytest_loopcontract.loop.state import LoopLock, reduce
-from pytest_loopcontract.processes import kill_group
+from pytest_loopcontract.loop.records import Instant
+from pytest_loopcontract.loop.state import reduce
+from pytest_loopcontract.processes import kill_group, spawn
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import (
     EXIT_AWAIT_HUMAN,
     EXIT_BUDGET,
@@ -39,11 +43,11 @@ from pytest_loopcontract.verdict import (
     EXIT_MET,
     EXIT_NO_PROGRESS,
     EXIT_TAMPER,
-    write_json_atomic,
+    VerdictView,
 )
 from pytest_loopcontract.verifier.baseline import load_baseline
 from pytest_loopcontract.verifier.verify import pinned_contract, verify
-from pytest_loopcontract.verifier.workspace import STATE_DIR, matches_any
+from pytest_loopcontract.verifier.workspace import matches_any
 
 __all__ = ["AgentTurn", "LoopError", "Stop", "post_turn_stop", "pre_turn_stop", "run_loop"]
 
@@ -152,13 +156,12 @@ def run_agent(
     started = time.monotonic()
     with log.open("wb") as out:
         try:
-            proc = subprocess.Popen(
-                list(argv),
+            proc = spawn(
+                argv,
                 cwd=cwd,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
-                start_new_session=True,
             )
         except FileNotFoundError:
             raise LoopError(
@@ -216,7 +219,7 @@ def progress_line(
 
 
 def _failing(verdict: Mapping[str, Any]) -> list[str]:
-    return sorted(t["nodeid"] for t in verdict["tests"] if t["outcome"] != "passed")
+    return sorted(VerdictView(verdict).failing_tests())
 
 
 def _checkpoint_notes(state: Mapping[str, Any]) -> list[str]:
@@ -242,7 +245,7 @@ def run_loop(
     lessons: str = "",
 ) -> int:
     """Run the governed loop in ``root``; returns the exit code of the stop."""
-    state_dir = root / STATE_DIR
+    state_dir = StateDir.of(root).folder
     history = History(state_dir)
     lock_command = " ".join(command) if command else "loop --resume"
     with LoopLock(state_dir, command=lock_command):
@@ -292,7 +295,7 @@ def run_loop(
                 lessons=lessons,
                 protected=list(baseline.pins),
             )
-            prompt_file = state_dir / "prompt.md"
+            prompt_file = StateDir(state_dir).prompt
             prompt_file.write_text(prompt, "utf-8")
             argv, placed = substitute(command, prompt, str(prompt_file))
             try:
@@ -301,7 +304,7 @@ def run_loop(
                     stdin_text=None if placed else prompt,
                     cwd=root,
                     timeout=timeout,
-                    log=state_dir / f"turn-{iteration}.log",
+                    log=StateDir(state_dir).turn_log(iteration),
                 )
             except KeyboardInterrupt:
                 history.append("interrupted", {"iteration": iteration, "phase": "agent"})
@@ -441,7 +444,7 @@ def _last_verdict(root: Path) -> dict[str, Any] | None:
     import json
 
     try:
-        document = json.loads((root / STATE_DIR / "verdict.json").read_text("utf-8"))
+        document = json.loads((StateDir.of(root).verdict).read_text("utf-8"))
     except (OSError, ValueError):
         return None
     return document if isinstance(document, dict) and "dod" in document else None

@@ -1,71 +1,39 @@
-"""Loop state: a pure reduction of the history, its ``state.json`` cache, and the loop lock.
+"""Loop state: a pure reduction of the history's records.
 
 Why a reducer: the history is the truth and ``state.json`` only a cache. Anything the loop needs
 (iteration, spend, tripped budgets, checkpoints, claimed items, recent progress) is a fold over
 the records, so a lost, corrupt or stale ``state.json`` is rebuilt, never trusted blindly, and a
-rebuild gives the same answer as the live loop did.
-
-Why a lock: two loops on one repository would interleave iterations and double-spend. The lock
-is an ``flock`` on ``loop.lock``: the kernel releases it when the holder dies (even ``kill -9``),
-so there is no stale lock to clean up; the file holds who has it, for the message.
+rebuild gives the same answer as the live loop did. The cache is
+:mod:`pytest_loopcontract.loop.state_file`, the loop lock :mod:`pytest_loopcontract.loop.lock`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import fcntl
-import json
 import math
-import os
-import shlex
-import socket
-import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
-from types import TracebackType
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from pytest_loopcontract.errors import LoopContractError
-from pytest_loopcontract.loop.history import (
-    TORN_EVENT,
-    ZERO_HASH,
-    History,
-    Record,
-    ensure_state_dir,
-    format_ts,
-    paused_gc,
-)
-from pytest_loopcontract.verdict import write_bytes_atomic
+from pytest_loopcontract.chain import ZERO_HASH
+from pytest_loopcontract.loop.records import TORN_EVENT, Record, paused_gc
+from pytest_loopcontract.verdict import EXIT_AWAIT_HUMAN, EXIT_MET
 
 __all__ = [
-    "LOOP_LOCK_FILE",
     "MAX_USD",
     "PROGRESS_KEEP",
-    "STATE_FILE",
     "STATE_SCHEMA",
     "STATUSES",
-    "LockHeld",
-    "LoopLock",
     "Reducer",
     "initial_state",
-    "load_state",
-    "lock_holder",
     "reduce",
-    "save_state",
     "usd_units",
 ]
 
-STATE_FILE = "state.json"
-LOOP_LOCK_FILE = "loop.lock"
 STATE_SCHEMA = 1
 PROGRESS_KEEP = 10
 _ANOMALIES_KEEP = 50
 STATUSES = ("idle", "running", "stopped", "done", "awaiting_human")
 _BUDGET_KEYS = ("iterations", "minutes", "tokens", "usd")
-_EXIT_MET = 0
-_EXIT_AWAIT_HUMAN = 24
 _NANO = 1_000_000_000
 MAX_USD = 1e12  # more than any real spend; keeps nano-dollar sums finite
 
@@ -321,9 +289,9 @@ class Reducer:
         exit_code = data.get("exit_code")
         loop["stop_reason"] = data.get("reason")
         loop["exit_code"] = exit_code
-        if exit_code == _EXIT_MET:
+        if exit_code == EXIT_MET:
             self._base_status = "done"
-        elif exit_code == _EXIT_AWAIT_HUMAN:
+        elif exit_code == EXIT_AWAIT_HUMAN:
             self._base_status = "awaiting_human"
         else:
             self._base_status = "stopped"
@@ -371,223 +339,3 @@ def reduce(records: Iterable[Record]) -> dict[str, Any]:
     Dollars are summed exactly in nano-dollars.
     """
     return Reducer().feed(records).state()
-
-
-# --------------------------------------------------------------------------- state.json
-
-
-def _json_safe(value: Any) -> Any:
-    """``value`` with every non-finite float made None: strict JSON for any reader (``jq``)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {key: _json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(item) for item in value]
-    return value
-
-
-def save_state(state_dir: str | os.PathLike[str], state: Mapping[str, Any]) -> None:
-    """Write ``state.json`` by write-then-rename: a crash leaves the old one or the new one.
-
-    Strict JSON: a non-finite number (only a hand-edited history can hold one, say ``1e400``)
-    is written as null.
-    """
-    path = Path(state_dir) / STATE_FILE
-    try:
-        text = json.dumps(state, indent=2, allow_nan=False)
-    except ValueError:
-        text = json.dumps(_json_safe(state), indent=2, allow_nan=False)
-    write_bytes_atomic(path, (text + "\n").encode("utf-8"))
-
-
-def _read_state_file(path: Path) -> tuple[dict[str, Any] | None, str]:
-    try:
-        doc = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        return None, f"{path.name} is missing"
-    except (OSError, ValueError) as exc:
-        return None, f"{path.name} is unreadable ({type(exc).__name__}: {exc})"
-    if not isinstance(doc, dict) or doc.get("schema") != STATE_SCHEMA:
-        return None, f"{path.name} is not a schema-{STATE_SCHEMA} state document"
-    return doc, ""
-
-
-def load_state(
-    state_dir: str | os.PathLike[str], history: History | None = None
-) -> tuple[dict[str, Any], bool, str]:
-    """The current state, ``rebuilt`` (True when it came from the history) and a note saying why.
-
-    ``state.json`` is used only when its ``last_seq`` and ``last_hash`` match the history's last
-    record; otherwise (missing, corrupt, stale, ahead, or the last line edited) the state is
-    rebuilt from the history and saved again.
-    """
-    folder = Path(state_dir)
-    history = history if history is not None else History(folder)
-    if not folder.is_dir():
-        return reduce(()), True, f"no state folder at {folder}: nothing recorded yet"
-    last, torn = history.tail()
-    last_seq = last.seq if last is not None else 0
-    last_hash = last.digest if last is not None else ZERO_HASH
-    doc, problem = _read_state_file(folder / STATE_FILE)
-    torn_note = f"; {torn.message}" if torn is not None else ""
-    if doc is not None:
-        seq, digest = doc.get("last_seq"), doc.get("last_hash")
-        if seq == last_seq and digest == last_hash:
-            return doc, False, f"{STATE_FILE} is current (seq {last_seq}){torn_note}"
-        if not isinstance(seq, int):
-            problem = f"{STATE_FILE} has no last_seq"
-        elif seq < last_seq:
-            problem = f"{STATE_FILE} is stale (seq {seq}, history at seq {last_seq})"
-        elif seq > last_seq:
-            problem = (
-                f"{STATE_FILE} is ahead of the history (seq {seq}, history at seq {last_seq}): "
-                "records were removed from the end of the history"
-            )
-        else:
-            problem = (
-                f"the history's last record (seq {seq}) is not the one {STATE_FILE} "
-                "recorded: it was edited"
-            )
-    found = history.read()
-    state = reduce(found.records)
-    notes = [problem, f"rebuilt from {len(found.records)} history record(s)"]
-    notes.extend(found.messages())
-    try:
-        save_state(folder, state)
-    except OSError as exc:
-        notes.append(f"could not save {STATE_FILE}: {exc}")
-    return state, True, "; ".join(notes)
-
-
-# --------------------------------------------------------------------------- the loop lock
-
-
-class LockHeld(LoopContractError):
-    """Another loop holds the lock; ``holder`` is what it wrote about itself (may be empty)."""
-
-    def __init__(self, path: Path, holder: Mapping[str, Any] | None):
-        self.path = path
-        self.holder = dict(holder or {})
-        super().__init__(self._message())
-
-    def _message(self) -> str:
-        holder = self.holder
-        if not holder:
-            who = "another process (it has not said who yet)"
-            advice = "try again in a moment"
-        else:
-            pid = holder.get("pid")
-            who = f"pid {pid} on {holder.get('host')}"
-            if holder.get("command"):
-                who += f", running `{holder['command']}`"
-            who += f", since {holder.get('started_at')}"
-            advice = f"wait for it to finish, or stop it (kill {pid})"
-        return (
-            f"another loop is running on this repository: {self.path} is held by {who}; "
-            f"{advice}. The lock is released as soon as that process exits."
-        )
-
-
-def _read_holder(fd: int) -> dict[str, Any] | None:
-    try:
-        raw = os.pread(fd, 65536, 0)
-        doc = json.loads(raw) if raw.strip() else None
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-class LoopLock:
-    """At most one loop per state folder: ``with LoopLock(state_dir, command): ...``.
-
-    Raises :class:`LockHeld` at once (no waiting) when another loop, in any process, holds it.
-    The descriptor is not inherited by the agent's subprocesses (Python's default), so an agent
-    left running cannot keep the lock alive.
-    """
-
-    def __init__(
-        self,
-        state_dir: str | os.PathLike[str],
-        command: str | Sequence[str] = "",
-        *,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.state_dir = Path(state_dir)
-        self.path = self.state_dir / LOOP_LOCK_FILE
-        self.command = command if isinstance(command, str) else shlex.join(command)
-        self.clock = clock
-        self._fd: int | None = None
-        self.holder: dict[str, Any] = {}
-
-    def acquire(self) -> None:
-        if self._fd is not None:
-            raise RuntimeError(f"{self.path}: this LoopLock is already held")
-        ensure_state_dir(self.state_dir)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                os.close(fd)
-                raise
-            holder = _wait_for_holder(fd)
-            os.close(fd)
-            raise LockHeld(self.path, holder) from None
-        self.holder = {
-            "pid": os.getpid(),
-            "host": socket.gethostname(),
-            "started_at": format_ts(self.clock()),
-            "command": self.command,
-        }
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, (json.dumps(self.holder) + "\n").encode("utf-8"), 0)
-        self._fd = fd
-
-    def release(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is None:
-            return
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, 0)  # say nobody holds it; the kernel drops the lock on close
-        os.close(fd)
-
-    def __enter__(self) -> LoopLock:
-        self.acquire()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.release()
-
-
-def _wait_for_holder(fd: int, attempts: int = 20, pause: float = 0.025) -> dict[str, Any] | None:
-    """The holder writes who it is just after locking; give it half a second to do so."""
-    for _ in range(attempts):
-        holder = _read_holder(fd)
-        if holder:
-            return holder
-        time.sleep(pause)
-    return None
-
-
-def lock_holder(state_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """Who holds the loop lock now, or None when nobody does (a crashed holder counts as none)."""
-    path = Path(state_dir) / LOOP_LOCK_FILE
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return _wait_for_holder(fd) or {}
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)

@@ -17,13 +17,13 @@ from typing import Any
 
 from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.errors import LoopContractError
-from pytest_loopcontract.verdict import EXIT_BASELINE, write_json_atomic
+from pytest_loopcontract.fsio import utc_now, write_json_atomic
+from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.verdict import EXIT_BASELINE
 from pytest_loopcontract.verifier import gates
-from pytest_loopcontract.verifier.evaluate import utc_now
 from pytest_loopcontract.verifier.tamper.pins import protected_paths
 from pytest_loopcontract.verifier.workspace import (
     DEFAULT_PROTECT,
-    STATE_DIR,
     Pin,
     WorkspaceError,
     export_tree,
@@ -40,9 +40,7 @@ from pytest_loopcontract.verifier.workspace import (
     write_pinned,
 )
 
-__all__ = ["BaselineRecord", "BaselineRefused", "baseline_path", "load_baseline", "take_baseline"]
-
-BASELINE_FILE = "baseline.json"
+__all__ = ["BaselineRecord", "BaselineRefused", "load_baseline", "take_baseline"]
 
 
 class BaselineRefused(LoopContractError):
@@ -104,10 +102,6 @@ class BaselineRecord:
             ) from None
 
 
-def baseline_path(root: Path) -> Path:
-    return root / STATE_DIR / BASELINE_FILE
-
-
 def included_pins(record: BaselineRecord) -> dict[str, Pin]:
     """The git-ignored files the baseline copied in (``pytest.include_untracked``), pinned."""
     raw = record.extra.get("included") or {}
@@ -121,7 +115,7 @@ def included_pins(record: BaselineRecord) -> dict[str, Pin]:
 
 
 def load_baseline(root: Path) -> BaselineRecord:
-    path = baseline_path(root)
+    path = StateDir.of(root).baseline
     if not path.exists():
         raise WorkspaceError(
             f"no baseline yet in {root}: run 'loop-contract baseline' on the base commit first",
@@ -303,7 +297,7 @@ def take_baseline(
             "included": {p: asdict(pin) for p, pin in included.items()},
         },
     )
-    write_json_atomic(baseline_path(root), record.to_json())
+    write_json_atomic(StateDir.of(root).baseline, record.to_json())
     return record
 
 

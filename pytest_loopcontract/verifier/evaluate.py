@@ -12,24 +12,20 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract import __version__, hooks
 from pytest_loopcontract.contract.model import Contract, HardGate
-from pytest_loopcontract.processes import kill_group, read_tail
+from pytest_loopcontract.fsio import utc_now
+from pytest_loopcontract.processes import kill_group, read_tail, spawn
 from pytest_loopcontract.verdict import Finding, Reason, build_verdict, environment_info
 from pytest_loopcontract.verifier import gates
 from pytest_loopcontract.verifier.results import RunResults
 
-__all__ = ["Evidence", "evaluate", "outside_import_errors", "run_command_gate", "utc_now"]
+__all__ = ["Evidence", "evaluate", "outside_import_errors", "run_command_gate"]
 
 OUTPUT_TAIL_BYTES = 4096
-
-
-def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 @dataclass
@@ -78,15 +74,7 @@ def run_command_gate(
         out = Path(tmp) / "output"
         with out.open("wb") as fh:
             try:
-                proc = subprocess.Popen(
-                    argv,
-                    cwd=workdir,
-                    stdout=fh,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    env=None if env is None else dict(env),
-                    start_new_session=True,
-                )
+                proc = spawn(argv, cwd=workdir, env=env, stdout=fh, stderr=subprocess.STDOUT)
             except OSError as exc:
                 return gates.evaluate_command(
                     gate.id,

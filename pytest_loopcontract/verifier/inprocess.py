@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from pytest_loopcontract.contract.model import Contract, load_contract, parse_validated
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason
-from pytest_loopcontract.verifier.baseline import BaselineRecord, baseline_path, load_baseline
+from pytest_loopcontract.verifier.baseline import BaselineRecord, load_baseline
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.tamper.pins import pin_findings
@@ -59,7 +60,7 @@ def load_for_session(config: pytest.Config, configured: str) -> Contract:
 
 def _pinned_contract_sha(root: Path) -> str | None:
     try:
-        data = json.loads(baseline_path(root).read_text("utf-8"))
+        data = json.loads(StateDir.of(root).baseline.read_text("utf-8"))
     except (OSError, ValueError):
         return None
     sha = data.get("contract_sha256") if isinstance(data, dict) else None
@@ -101,7 +102,7 @@ def verdict_in_process(
     config: pytest.Config, contract: Contract, results: RunResults, started: str, t0: float
 ) -> dict[str, Any]:
     root = Path(config.rootpath)
-    baseline = load_baseline(root) if baseline_path(root).exists() else None
+    baseline = load_baseline(root) if StateDir.of(root).baseline.exists() else None
     findings, changed, commit, dirty, empty = _repo_evidence(root, contract, baseline)
     errors = []
     status = results.pytest_exitstatus

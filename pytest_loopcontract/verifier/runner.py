@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_loopcontract.processes import kill_group, read_tail
+from pytest_loopcontract.processes import kill_group, read_tail, spawn
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.inner import CONFIG_ENV
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.sandbox import (
@@ -34,7 +35,6 @@ from pytest_loopcontract.verifier.sandbox import (
     extra_writable,
 )
 from pytest_loopcontract.verifier.testenv import TestEnv, probe_test_env, resolve_python
-from pytest_loopcontract.verifier.workspace import STATE_DIR
 
 if TYPE_CHECKING:
     from pytest_loopcontract.contract.model import Contract
@@ -233,15 +233,7 @@ def run_pytest(
         command = confined.command([*reaper, *argv], tree=workdir, writable=writable)
         started = time.monotonic()
         with output.open("wb") as out:
-            proc = subprocess.Popen(
-                command,
-                cwd=workdir,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,
-            )
+            proc = spawn(command, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT)
             code, timed_out = _wait(proc, timeout)
         duration = time.monotonic() - started
         swept = _read_report(report)
@@ -295,7 +287,7 @@ def prepare_run(
     testenv = probe_test_env(
         resolve_python(root, python, settings.python), settings.pythonpath, settings.env
     )
-    hidden = [root / STATE_DIR]
+    hidden = [StateDir.of(root).folder]
     if verdict_path is not None:
         hidden.append(verdict_path.resolve().parent)
     confinement = choose_confinement(

@@ -32,7 +32,6 @@ Decisions that shape the results:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
@@ -51,10 +50,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import IO, Any
+from typing import Any
 
 from pytest_loopcontract.contract.model import MeasuredGate
 from pytest_loopcontract.errors import LoopContractError
+from pytest_loopcontract.processes import Capture, kill_group, signal_group, spawn, start_pump
 from pytest_loopcontract.verifier.results import RecordedMetric, TestRecord
 
 __all__ = [
@@ -76,7 +76,6 @@ _MAX_STDOUT_BYTES = 1 << 20
 _MAX_FILE_BYTES = 64 << 20
 _STDERR_TAIL_BYTES = 4096
 _DETAIL_TAIL_CHARS = 300
-_PIPE_CHUNK = 1 << 16
 _PIPE_GRACE_SECONDS = 5.0
 _PIPE_DRAIN_SECONDS = 0.5
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -276,73 +275,6 @@ class _Finished:
     stderr_tail: bytes
 
 
-class _Sink:
-    """Collects a pipe's bytes, keeping at most ``limit``: the head (stdout) or the tail."""
-
-    def __init__(
-        self, limit: int, *, keep_tail: bool, on_overflow: Callable[[], None] | None = None
-    ) -> None:
-        self.data = bytearray()
-        self.overflowed = False
-        self._limit = limit
-        self._keep_tail = keep_tail
-        self._on_overflow = on_overflow
-
-    def add(self, chunk: bytes) -> None:
-        self.data += chunk
-        if len(self.data) <= self._limit:
-            return
-        if self._keep_tail:
-            del self.data[: -self._limit]
-            return
-        del self.data[self._limit :]
-        if not self.overflowed:
-            self.overflowed = True
-            if self._on_overflow is not None:
-                self._on_overflow()
-
-
-def _pump(stream: IO[bytes], sink: _Sink) -> None:
-    """Drain ``stream`` to EOF so the child never blocks on a full pipe."""
-    fd = stream.fileno()
-    with stream:
-        while chunk := os.read(fd, _PIPE_CHUNK):
-            sink.add(chunk)
-
-
-def _start_pump(stream: IO[bytes] | None, sink: _Sink) -> threading.Thread:
-    assert stream is not None  # Popen(stdout=PIPE, stderr=PIPE) always creates the pipes
-    pump = threading.Thread(target=_pump, args=(stream, sink), daemon=True)
-    pump.start()
-    return pump
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the child and everything it started (it leads its own session on POSIX)."""
-    if sys.platform == "win32":
-        proc.kill()
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-def _spawn(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None, label: str
-) -> subprocess.Popen[bytes]:
-    try:
-        return subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise _Unavailable("error", f"cannot start {label}: {exc}") from None
-
-
 def _finished_in_time(
     proc: subprocess.Popen[bytes], pumps: Sequence[threading.Thread], deadline: float
 ) -> bool:
@@ -365,21 +297,25 @@ def _run_capped(
     label: str,
 ) -> _Finished:
     """Run ``argv`` (no shell) within ``timeout`` seconds, reading at most 1 MiB of stdout."""
-    proc = _spawn(argv, cwd, env, label)
-    stdout = _Sink(_MAX_STDOUT_BYTES, keep_tail=False, on_overflow=lambda: _kill_group(proc))
-    stderr = _Sink(_STDERR_TAIL_BYTES, keep_tail=True)
-    pumps = [_start_pump(proc.stdout, stdout), _start_pump(proc.stderr, stderr)]
+    try:
+        proc = spawn(argv, cwd=cwd, env=env)
+    except OSError as exc:
+        raise _Unavailable("error", f"cannot start {label}: {exc}") from None
+    stdout = Capture(
+        _MAX_STDOUT_BYTES, 0, on_overflow=lambda: signal_group(proc.pid, signal.SIGKILL)
+    )
+    stderr = Capture(0, _STDERR_TAIL_BYTES)
+    pumps = [start_pump(proc.stdout, stdout), start_pump(proc.stderr, stderr)]
     in_time = _finished_in_time(proc, pumps, time.monotonic() + timeout)
     if not in_time:
-        _kill_group(proc)
-        proc.wait()
+        kill_group(proc)
         for pump in pumps:
             pump.join(_PIPE_GRACE_SECONDS)
     if stdout.overflowed:
         raise _Unavailable("error", f"{label} printed more than {_MAX_STDOUT_BYTES} bytes")
     if not in_time:
         raise _Unavailable("error", f"{label} timed out after {timeout:g} s (killed)")
-    return _Finished(proc.returncode, bytes(stdout.data), bytes(stderr.data))
+    return _Finished(proc.returncode, stdout.snapshot()[0], stderr.snapshot()[1])
 
 
 def _exit_description(returncode: int) -> str:

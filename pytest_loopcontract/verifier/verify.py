@@ -19,11 +19,13 @@ from typing import Any
 
 from pytest_loopcontract.checkpoints.gate import diff_checkpoints
 from pytest_loopcontract.contract.model import Contract, parse_contract
+from pytest_loopcontract.fsio import utc_now, write_json_atomic
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.progress import diff_hash, progress_key
-from pytest_loopcontract.verdict import Finding, Reason, write_json_atomic
+from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.verdict import Finding, Reason, VerdictView
 from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
-from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors, utc_now
+from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
 from pytest_loopcontract.verifier.reruns import flaky_failures, rerun_pass_to_pass
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.runner import PytestRun, RunSetup, prepare_run, run_pytest
@@ -49,7 +51,6 @@ from pytest_loopcontract.verifier.tamper.runtime import (
 )
 from pytest_loopcontract.verifier.testenv import environment_differences
 from pytest_loopcontract.verifier.workspace import (
-    STATE_DIR,
     TreeEntry,
     WorkspaceError,
     changed_paths,
@@ -72,8 +73,6 @@ from pytest_loopcontract.verifier.workspace import (
 )
 
 __all__ = ["VerifyOutcome", "pinned_contract", "verify"]
-
-DEFAULT_VERDICT = f"{STATE_DIR}/verdict.json"
 
 
 @dataclass(frozen=True)
@@ -274,7 +273,7 @@ def verify(
     started, t0 = utc_now(), time.monotonic()
     baseline = load_baseline(root)
     contract = pinned_contract(root, baseline)
-    target = verdict_path or root / DEFAULT_VERDICT
+    target = verdict_path or StateDir.of(root).verdict
     try:
         setup: RunSetup | None = prepare_run(root, contract, python=python, verdict_path=target)
     except SandboxUnavailable as exc:
@@ -312,7 +311,7 @@ def verify(
     reward = launcher_static_checks(root, baseline, contract, files, patch, findings)
     findings += reward.findings
     gate_checks = diff_checkpoints(
-        history or History(root / STATE_DIR), contract, patch, reward.evidence
+        history or History(StateDir.of(root).folder), contract, patch, reward.evidence
     )
 
     nonce = secrets.token_hex(16)
@@ -435,7 +434,7 @@ def verify(
             remove_tree_later(scratch)
         remove_tree(private)
     write_json_atomic(target, document)
-    failing = [t["nodeid"] for t in document["tests"] if t["outcome"] != "passed"]
+    failing = VerdictView(document).failing_tests()
     return VerifyOutcome(
         document,
         target,

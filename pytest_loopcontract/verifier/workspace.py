@@ -19,10 +19,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from pytest_loopcontract.errors import LoopContractError
+from pytest_loopcontract.statedir import StateDir
 
 __all__ = [
     "DEFAULT_PROTECT",
-    "STATE_DIR",
     "Pin",
     "TreeEntry",
     "WorkspaceError",
@@ -39,7 +39,6 @@ __all__ = [
     "snapshot_worktree",
 ]
 
-STATE_DIR = ".loop-contract"
 
 # Paths that steer how tests are collected, configured or reported. A candidate that edits one
 # of these is changing the referee, not the code.
@@ -137,7 +136,7 @@ def tree_of(root: Path, commit: str) -> str:
     return git(root, "rev-parse", f"{commit}^{{tree}}").decode().strip()
 
 
-def snapshot_worktree(root: Path, exclude: Sequence[str] = (STATE_DIR,)) -> str:
+def snapshot_worktree(root: Path, exclude: Sequence[str] = (StateDir.NAME,)) -> str:
     """Tree id of the working tree as it is now: tracked and untracked, ignored files left out.
 
     Uses a throwaway index so the user's staging area is never touched.
@@ -231,7 +230,7 @@ def diff_text(root: Path, base_tree: str, tree: str, context: int = 0) -> str:
     return out.decode("utf-8", "replace")
 
 
-def is_dirty(root: Path, exclude: Sequence[str] = (STATE_DIR,)) -> bool:
+def is_dirty(root: Path, exclude: Sequence[str] = (StateDir.NAME,)) -> bool:
     pathspec = ["--", ".", *(f":(exclude){p}" for p in exclude)]
     out = git(root, "status", "--porcelain", "--untracked-files=normal", *pathspec)
     return bool(out.strip())
@@ -369,7 +368,7 @@ def pin_untracked(root: Path, globs: Sequence[str]) -> dict[str, Pin]:
         if p and matches_any(p.decode("utf-8", "surrogateescape"), globs)
     ]
     pins: dict[str, Pin] = {}
-    for path in sorted(p for p in paths if not p.startswith(STATE_DIR + "/")):
+    for path in sorted(p for p in paths if not p.startswith(StateDir.NAME + "/")):
         blob = git(root, "hash-object", "-w", "--", path).decode().strip()
         data = (root / path).read_bytes()
         mode = "100755" if os.access(root / path, os.X_OK) else "100644"

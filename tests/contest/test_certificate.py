@@ -26,7 +26,9 @@ from pytest_loopcontract.contest.certificate import (
     load_or_create_key,
     verify,
 )
-from pytest_loopcontract.contest.ledger import NOT_REPORTED, Ledger, canonical_json
+from pytest_loopcontract.contest.ledger import Ledger
+from pytest_loopcontract.contest.ledger_queries import NOT_REPORTED
+from pytest_loopcontract.fsio import canonical_json
 
 CID = "slugify"
 SHA = "c" * 64

@@ -13,11 +13,11 @@ import pytest
 from pytest_loopcontract.contest import certificate
 from pytest_loopcontract.contest.ledger import Ledger, verify_file
 from pytest_loopcontract.contest.orchestrate import (
-    ContestPaths,
     contest_exit_code,
     run_contest,
 )
 from pytest_loopcontract.contest.report import validate_result
+from pytest_loopcontract.statedir import StateDir
 from testing.contest_project import make_project, read_json
 from testing.repos import GIT_ENV, git, run_cli
 
@@ -42,7 +42,7 @@ def by_seat(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def ledger_kinds(root: Path, run_id: str) -> list[str]:
-    with Ledger(ContestPaths(root).ledger) as ledger:
+    with Ledger(StateDir.of(root).ledger) as ledger:
         return [row.kind for row in ledger.rows(run_id=run_id)]
 
 
@@ -82,10 +82,10 @@ def test_full_contest_matrix_bracket_then_approve_merges(tmp_path: Path) -> None
     kinds = ledger_kinds(root, result["run_id"])
     for kind in ("run_started", "dispatch", "outcome", "score", "decision", "run_finished"):
         assert kind in kinds
-    assert verify_file(ContestPaths(root).ledger).ok
+    assert verify_file(StateDir.of(root).ledger).ok
     # the certificate matches the ledger
-    key = certificate.load_or_create_key(ContestPaths(root).key)
-    with Ledger(ContestPaths(root).ledger) as ledger:
+    key = certificate.load_or_create_key(StateDir.of(root).cert_key)
+    with Ledger(StateDir.of(root).ledger) as ledger:
         assert certificate.verify(result["certificate"], key, ledger=ledger).valid
     status = read_json(root / ".loop-contract" / "contest" / result["run_id"] / "run_status.json")
     assert status["phase"] == "finished" and status["status"] == "awaiting_human"
@@ -149,7 +149,7 @@ def test_seat_faults_are_recorded_as_distinct_outcomes(tmp_path: Path) -> None:
         assert seats[name]["stage"] == "generation"
     dispatches = [
         row
-        for row in Ledger(ContestPaths(root).ledger).rows(run_id=result["run_id"], kind="dispatch")
+        for row in Ledger(StateDir.of(root).ledger).rows(run_id=result["run_id"], kind="dispatch")
     ]
     assert {row.data["status"] for row in dispatches} == {
         "ok",
@@ -179,7 +179,7 @@ def test_retry_cap_escalates(tmp_path: Path) -> None:
     result = contest(root)
     assert result["status"] == "no_winner" and result["attempts"] == 2
     assert [e["code"] for e in result["escalations"]] == ["retry_cap"]
-    events = [r.data["event"] for r in Ledger(ContestPaths(root).ledger).rows(kind="event")]
+    events = [r.data["event"] for r in Ledger(StateDir.of(root).ledger).rows(kind="event")]
     assert "retry_cap" in events
     assert result["lessons"] and result["lessons"][0]["kind"] == "acceptance"
 
@@ -192,7 +192,7 @@ def test_tampering_candidate_stops_at_the_hard_gate_with_a_lesson(tmp_path: Path
     assert result["winner"] == "g"
     lesson = result["lessons"][0]
     assert lesson["kind"] == "tamper"
-    routes = read_json(ContestPaths(root).routes)
+    routes = read_json(StateDir.of(root).routes)
     assert routes["python.calc"]["t"]["demotions"] == 1
 
 
@@ -222,7 +222,7 @@ def test_misbehaving_judges_are_repaired_or_discarded_and_recorded(tmp_path: Pat
         assert 0 <= cell["score"] <= 10
     events = [
         r.data
-        for r in Ledger(ContestPaths(root).ledger).rows(kind="event")
+        for r in Ledger(StateDir.of(root).ledger).rows(kind="event")
         if r.data["event"] == "judge_reply_discarded"
     ]
     assert {e["judge"] for e in events} == {"b", "c"}
@@ -262,7 +262,7 @@ def test_waive_only_a_measured_failure_and_it_is_the_persons(tmp_path: Path) -> 
     assert "for _ in range(9)" in git(root, "show", "HEAD:calc.py")
     gate_events = [
         r.data
-        for r in Ledger(ContestPaths(root).ledger).rows(kind="event")
+        for r in Ledger(StateDir.of(root).ledger).rows(kind="event")
         if r.data["event"] == "human_gate"
     ]
     assert gate_events == [
@@ -298,7 +298,7 @@ def test_reject_records_the_reason_and_the_next_attempt_carries_it(tmp_path: Pat
 def test_two_contests_on_one_contract_at_once_are_refused(tmp_path: Path) -> None:
     root = make_project(tmp_path, [("g", "fa", "good", None)])
     assert run_cli(root, "baseline").returncode == 0
-    with Ledger(ContestPaths(root).ledger) as ledger, ledger.acquire_run("calc", "other-run"):
+    with Ledger(StateDir.of(root).ledger) as ledger, ledger.acquire_run("calc", "other-run"):
         busy = run_cli(root, "contest", "run")
     assert busy.returncode == 2
     assert "calc" in busy.stderr and "other-run" in busy.stderr
@@ -307,7 +307,7 @@ def test_two_contests_on_one_contract_at_once_are_refused(tmp_path: Path) -> Non
 def test_a_hand_edited_ledger_is_named_by_ledger_verify(tmp_path: Path) -> None:
     root = make_project(tmp_path, [("g", "fa", "good", None)])
     result = contest(root)
-    db = sqlite3.connect(ContestPaths(root).ledger)
+    db = sqlite3.connect(StateDir.of(root).ledger)
     db.execute("DROP TRIGGER IF EXISTS rows_no_update")
     for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall():
         db.execute(f"DROP TRIGGER {name}")
@@ -330,5 +330,5 @@ def test_reported_spend_reaching_the_budget_stops_the_next_dispatch(tmp_path: Pa
     result = contest(root)
     assert result["status"] == "stopped" and result["attempts"] == 1
     assert "budget exhausted: 50 tokens" in result["escalations"][0]["message"]
-    events = [r.data for r in Ledger(ContestPaths(root).ledger).rows(kind="event")]
+    events = [r.data for r in Ledger(StateDir.of(root).ledger).rows(kind="event")]
     assert {"event": "budget_exhausted", "budget": "tokens", "limit": 40, "spent": 50.0} in events

@@ -26,7 +26,8 @@ from pytest_loopcontract.loop.budget import (
     start_instant,
     time_budget_exceeded,
 )
-from pytest_loopcontract.loop.history import History, Instant, Record
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.records import Instant, Record
 from pytest_loopcontract.loop.state import reduce
 
 PY = sys.executable

@@ -17,25 +17,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_loopcontract.loop.history import (
-    HISTORY_FILE,
-    TORN_EVENT,
-    ZERO_HASH,
-    History,
-    line_hash,
-    parse_line,
-    scan,
-)
+from pytest_loopcontract.chain import ZERO_HASH, digest
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.records import TORN_EVENT, parse_line, scan
+from pytest_loopcontract.statedir import StateDir
 
 PY = sys.executable
 
 
 def lines_of(state: Path) -> list[bytes]:
-    return (state / HISTORY_FILE).read_bytes().split(b"\n")[:-1]
+    return StateDir(state).history.read_bytes().split(b"\n")[:-1]
 
 
 def write_lines(state: Path, lines: list[bytes]) -> None:
-    (state / HISTORY_FILE).write_bytes(b"".join(line + b"\n" for line in lines))
+    StateDir(state).history.write_bytes(b"".join(line + b"\n" for line in lines))
 
 
 def filled(tmp_path: Path, n: int = 5) -> tuple[History, Path]:
@@ -67,7 +62,7 @@ def test_first_append_creates_the_state_folder_and_starts_the_chain(tmp_path: Pa
     assert record.seq == 1 and record.prev == ZERO_HASH
     raw = lines_of(state)[0]
     assert json.loads(raw)["data"] == {"contract_id": "c1"}
-    assert record.digest == line_hash(raw)
+    assert record.digest == digest(raw)
 
 
 def test_each_line_carries_the_hash_of_the_previous_line(tmp_path: Path) -> None:
@@ -77,7 +72,7 @@ def test_each_line_carries_the_hash_of_the_previous_line(tmp_path: Path) -> None
     assert [r.line for r in found.records] == [1, 2, 3, 4]
     assert found.records[0].prev == ZERO_HASH
     for before, record in zip(raws, found.records[1:], strict=False):
-        assert record.prev == line_hash(before)
+        assert record.prev == digest(before)
     assert history.verify() == []
     assert history.last() is not None and history.last().seq == 4  # type: ignore[union-attr]
 
@@ -95,10 +90,10 @@ def test_a_record_that_is_not_plain_json_is_refused_and_nothing_is_written(
     tmp_path: Path, data: dict[str, object]
 ) -> None:
     history, state = filled(tmp_path, 2)
-    before = (state / HISTORY_FILE).read_bytes()
+    before = StateDir(state).history.read_bytes()
     with pytest.raises(ValueError, match="not plain JSON"):
         history.append("tick", data)
-    assert (state / HISTORY_FILE).read_bytes() == before
+    assert StateDir(state).history.read_bytes() == before
     assert history.append("tick", {}).seq == 3
 
 
@@ -106,7 +101,7 @@ def test_a_failed_write_leaves_no_half_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     history, state = filled(tmp_path, 2)
-    before = (state / HISTORY_FILE).read_bytes()
+    before = StateDir(state).history.read_bytes()
 
     def no_space(fd: int) -> None:
         raise OSError(28, "No space left on device")
@@ -115,7 +110,7 @@ def test_a_failed_write_leaves_no_half_record(
     with pytest.raises(OSError, match="No space"):
         history.append("tick", {"i": 99})
     monkeypatch.undo()
-    assert (state / HISTORY_FILE).read_bytes() == before
+    assert StateDir(state).history.read_bytes() == before
     assert history.append("tick", {}).seq == 3
     assert_contiguous(history)
 
@@ -126,7 +121,7 @@ def test_last_and_tail_read_only_the_end_even_for_long_lines(tmp_path: Path) -> 
     last, torn = history.tail()
     assert torn is None
     assert last is not None and last.seq == big.seq == 4 and last.digest == big.digest
-    with open(state / HISTORY_FILE, "ab") as fh:
+    with open(StateDir(state).history, "ab") as fh:
         fh.write(b'{"seq":5,"ts":"' + b"z" * 70_000)
     last, torn = history.tail()
     assert last is not None and last.seq == 4
@@ -139,7 +134,7 @@ def test_last_and_tail_read_only_the_end_even_for_long_lines(tmp_path: Path) -> 
 def test_an_unterminated_last_line_is_reported_then_set_aside_on_append(tmp_path: Path) -> None:
     history, state = filled(tmp_path, 3)
     fragment = b'{"seq":4,"ts":"2026-01-01T00:00:00.000000Z","kind":"ti'
-    with open(state / HISTORY_FILE, "ab") as fh:
+    with open(StateDir(state).history, "ab") as fh:
         fh.write(fragment)
 
     found = history.read()
@@ -166,7 +161,7 @@ def test_an_unterminated_last_line_is_reported_then_set_aside_on_append(tmp_path
 
 def test_a_terminated_but_unparsable_last_line_is_torn_too(tmp_path: Path) -> None:
     history, state = filled(tmp_path, 3)
-    with open(state / HISTORY_FILE, "ab") as fh:
+    with open(StateDir(state).history, "ab") as fh:
         fh.write(b"\x00\x00\x00garbage\n")
     found = history.read()
     assert found.torn is not None and found.torn.line == 4
@@ -179,7 +174,7 @@ def test_a_terminated_but_unparsable_last_line_is_torn_too(tmp_path: Path) -> No
 
 def test_a_torn_tail_is_repaired_inside_a_transaction_too(tmp_path: Path) -> None:
     history, state = filled(tmp_path, 2)
-    with open(state / HISTORY_FILE, "ab") as fh:
+    with open(StateDir(state).history, "ab") as fh:
         fh.write(b'{"seq":3,')
     with history.transaction() as txn:
         assert txn.read.torn is not None
@@ -193,7 +188,7 @@ def test_a_torn_tail_is_repaired_inside_a_transaction_too(tmp_path: Path) -> Non
 def test_a_file_that_is_only_a_fragment(tmp_path: Path) -> None:
     state = tmp_path / "s"
     state.mkdir()
-    (state / HISTORY_FILE).write_bytes(b'{"seq":1,"ts')
+    StateDir(state).history.write_bytes(b'{"seq":1,"ts')
     history = History(state)
     found = history.read()
     assert found.records == [] and found.torn is not None and found.torn.line == 1
@@ -206,7 +201,7 @@ def test_a_file_that_is_only_a_fragment(tmp_path: Path) -> None:
 def test_a_second_tear_at_the_same_line_gets_its_own_side_file(tmp_path: Path) -> None:
     history, state = filled(tmp_path, 2)
     (state / "history.torn.3").write_bytes(b"an older one")
-    with open(state / HISTORY_FILE, "ab") as fh:
+    with open(StateDir(state).history, "ab") as fh:
         fh.write(b"{")
     history.append("tick", {})
     assert (state / "history.torn.3").read_bytes() == b"an older one"
@@ -231,9 +226,9 @@ def test_any_truncation_reads_as_a_prefix_plus_at_most_one_torn_line(
     history = History(state, fsync=False)
     for payload in payloads:
         history.append("tick", payload)
-    blob = (state / HISTORY_FILE).read_bytes()
+    blob = StateDir(state).history.read_bytes()
     kept = blob[: int(len(blob) * cut)]
-    (state / HISTORY_FILE).write_bytes(kept)
+    StateDir(state).history.write_bytes(kept)
 
     found = scan(kept)
     complete = kept.count(b"\n")
@@ -282,7 +277,7 @@ def test_the_tail_reader_agrees_with_the_full_scan(
     for at, bad in middle:
         raws.insert(min(at, len(raws)), bad)
     raws.extend(trailing)
-    (state / HISTORY_FILE).write_bytes(b"".join(r + b"\n" for r in raws) + fragment)
+    StateDir(state).history.write_bytes(b"".join(r + b"\n" for r in raws) + fragment)
 
     full = history.read()
     last, torn = history.tail()
@@ -518,7 +513,7 @@ def test_kill_writers_at_random_points(tmp_path: Path) -> None:
     stay contiguous, every acknowledged record is there and at most the one in flight is lost.
     Every eighth round also tears the tail by hand (a power cut) before the next writer."""
     state = tmp_path / ".loop-contract"
-    path = state / HISTORY_FILE
+    path = StateDir(state).history
     history = History(state)
     rng = random.Random(20261129)
     rounds = 200

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_loopcontract.loop.history import History, Record
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.records import Record
 from testing.repos import EXAMPLE, ROOT, CLIResult, assert_valid_verdict, git, init_repo, run_cli
 
 SCRIPTED = ROOT / "examples" / "agents" / "scripted_agent.py"

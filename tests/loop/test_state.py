@@ -18,19 +18,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_loopcontract.loop.history import HISTORY_FILE, ZERO_HASH, History, Record
-from pytest_loopcontract.loop.state import (
-    MAX_USD,
-    PROGRESS_KEEP,
-    STATE_FILE,
-    LockHeld,
-    LoopLock,
-    initial_state,
-    load_state,
-    lock_holder,
-    reduce,
-    save_state,
-)
+from pytest_loopcontract.chain import ZERO_HASH
+from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.loop.lock import LockHeld, LoopLock, lock_holder
+from pytest_loopcontract.loop.records import Record
+from pytest_loopcontract.loop.state import MAX_USD, PROGRESS_KEEP, initial_state, reduce
+from pytest_loopcontract.loop.state_file import load_state, save_state
+from pytest_loopcontract.statedir import StateDir
 
 PY = sys.executable
 BUDGET = {"iterations": 10, "minutes": 30, "tokens": 1000, "usd": 2.5}
@@ -237,7 +231,7 @@ def test_reduce_is_pure_and_json_safe(events: list[tuple[str, dict[str, Any]]]) 
     assert first["loop"]["status"] in ("idle", "running", "stopped", "done", "awaiting_human")
     with tempfile.TemporaryDirectory() as folder:
         save_state(folder, first)
-        text = (Path(folder) / STATE_FILE).read_text()
+        text = StateDir(folder).state.read_text()
     json.loads(text, parse_constant=lambda name: pytest.fail(f"state.json holds {name}"))
     runs = [i for i, (kind, _) in enumerate(events) if kind == "loop_started"]
     tail = events[runs[-1] :] if runs else events
@@ -268,7 +262,7 @@ def test_state_json_is_used_when_current_and_rebuilt_when_missing(tmp_path: Path
     history, state_dir = loop_history(tmp_path)
     state, rebuilt, note = load_state(state_dir, history)
     assert rebuilt and "state.json is missing" in note and "rebuilt from 3" in note
-    assert json.loads((state_dir / STATE_FILE).read_text()) == state
+    assert json.loads(StateDir(state_dir).state.read_text()) == state
     again, rebuilt, note = load_state(state_dir, history)
     assert not rebuilt and note == "state.json is current (seq 3)"
     assert again == state
@@ -276,11 +270,11 @@ def test_state_json_is_used_when_current_and_rebuilt_when_missing(tmp_path: Path
 
 def test_corrupt_state_json_is_rebuilt(tmp_path: Path) -> None:
     history, state_dir = loop_history(tmp_path)
-    (state_dir / STATE_FILE).write_text('{"schema": 1, "last_seq": ')
+    StateDir(state_dir).state.write_text('{"schema": 1, "last_seq": ')
     state, rebuilt, note = load_state(state_dir, history)
     assert rebuilt and "unreadable" in note
     assert state == reduce(history.read().records)
-    (state_dir / STATE_FILE).write_text("[1, 2]")
+    StateDir(state_dir).state.write_text("[1, 2]")
     assert "not a schema-1 state" in load_state(state_dir, history)[2]
 
 
@@ -292,7 +286,7 @@ def test_stale_ahead_and_edited_state_json_are_rebuilt(tmp_path: Path) -> None:
     assert rebuilt and "stale (seq 3, history at seq 4)" in note
     assert state["loop"]["iteration"] == 2
 
-    path = state_dir / HISTORY_FILE
+    path = StateDir(state_dir).history
     lines = path.read_bytes().split(b"\n")[:-1]
     path.write_bytes(b"".join(line + b"\n" for line in lines[:-1]))
     state, rebuilt, note = load_state(state_dir, history)
@@ -309,7 +303,7 @@ def test_stale_ahead_and_edited_state_json_are_rebuilt(tmp_path: Path) -> None:
 
 def test_rebuild_notes_a_torn_tail_and_chain_breaks(tmp_path: Path) -> None:
     history, state_dir = loop_history(tmp_path)
-    path = state_dir / HISTORY_FILE
+    path = StateDir(state_dir).history
     lines = path.read_bytes().split(b"\n")[:-1]
     lines[0] = b"garbage"
     path.write_bytes(b"".join(line + b"\n" for line in lines) + b'{"seq":4')
@@ -324,12 +318,12 @@ def test_rebuild_notes_a_torn_tail_and_chain_breaks(tmp_path: Path) -> None:
 
 def test_a_huge_number_edited_into_the_history_still_gives_strict_json(tmp_path: Path) -> None:
     history, state_dir = loop_history(tmp_path)
-    path = state_dir / HISTORY_FILE
+    path = StateDir(state_dir).history
     path.write_bytes(path.read_bytes().replace(b'"duration_s":1.5', b'"duration_s":1e400'))
     state, rebuilt, note = load_state(state_dir, history)
     assert rebuilt and "line 2 (seq 2) was changed" in note
     assert state["last_verdict"]["duration_s"] == float("inf")
-    saved = json.loads((state_dir / STATE_FILE).read_text(), parse_constant=pytest.fail)
+    saved = json.loads(StateDir(state_dir).state.read_text(), parse_constant=pytest.fail)
     assert saved["last_verdict"]["duration_s"] is None
 
 
@@ -344,7 +338,7 @@ def test_no_state_folder_is_said_and_not_created(tmp_path: Path) -> None:
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from pytest_loopcontract.loop.state import LoopLock
+    from pytest_loopcontract.loop.lock import LoopLock
     with LoopLock(sys.argv[1], ["loop-contract", "loop", "--", "claude", "-p", "fix it"]):
         print("locked", flush=True)
         time.sleep(60)

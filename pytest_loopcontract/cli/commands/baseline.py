@@ -6,10 +6,10 @@ from pathlib import Path
 
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import contract_in_repo
+from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.baseline import (
     BaselineRecord,
     BaselineRefused,
-    baseline_path,
     take_baseline,
 )
 
@@ -29,9 +29,9 @@ def baseline(
         print_json({"ok": False, "reason": str(exc)})
         return exc.exit_code
     if as_json:
-        print_json(_summary(record, baseline_path(root)))
+        print_json(_summary(record, StateDir.of(root).baseline))
     else:
-        _print_text(record, baseline_path(root))
+        _print_text(record, StateDir.of(root).baseline)
     return 0
 
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 from pytest_loopcontract.cli.output import err, print_json
 from pytest_loopcontract.cli.repo import contract_in_repo, repo_root
-from pytest_loopcontract.contest.orchestrate import ContestPaths, contest_exit_code, run_contest
+from pytest_loopcontract.contest.orchestrate import contest_exit_code, run_contest
 from pytest_loopcontract.contest.report import render_markdown, render_terminal
-from pytest_loopcontract.verdict import write_text_atomic
+from pytest_loopcontract.fsio import write_text_atomic
+from pytest_loopcontract.statedir import StateDir
 
 __all__ = ["run"]
 
@@ -20,7 +21,7 @@ def run(
     root = repo_root()
     rel = contract_in_repo(contract)[1] if Path(contract).exists() else None
     result = run_contest(root, contract_path=rel, emit=None if quiet else err, parallel=parallel)
-    run_dir = ContestPaths(root).run_dir(result["run_id"])
+    run_dir = StateDir.of(root).run_dir(result["run_id"])
     write_text_atomic(run_dir / "report.md", render_markdown(result))
     if as_json:
         print_json(result)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pytest_loopcontract.contract.scaffold import render_contract, slugify
 from pytest_loopcontract.errors import CommandError
-from pytest_loopcontract.verdict import write_text_atomic
+from pytest_loopcontract.fsio import write_text_atomic
 
 __all__ = ["init"]
 

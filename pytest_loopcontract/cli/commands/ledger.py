@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_loopcontract.cli.output import print_json
-from pytest_loopcontract.contest.ledger import VerifyResult, verify_file
+from pytest_loopcontract.contest.ledger import verify_file
+from pytest_loopcontract.contest.ledger_verify import VerifyResult
 from pytest_loopcontract.errors import CommandError
 from pytest_loopcontract.verdict import EXIT_TAMPER
 

@@ -10,8 +10,9 @@ from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import adopted_contract, repo_root
 from pytest_loopcontract.contest.lesson_store import LessonStore
 from pytest_loopcontract.contest.lessons import Lesson, prompt_block
-from pytest_loopcontract.contest.orchestrate import DEFAULT_LESSON_CHARS, ContestPaths
+from pytest_loopcontract.contest.orchestrate import DEFAULT_LESSON_CHARS
 from pytest_loopcontract.contest.panel import lesson_scope
+from pytest_loopcontract.statedir import StateDir
 
 __all__ = ["lessons"]
 
@@ -37,7 +38,7 @@ def lessons(
         domain, contract_tags = lesson_scope(contract)
         scope_tags = scope_tags if tags is not None else contract_tags
     cap = chars if chars is not None else int(settings.get("lesson_chars", DEFAULT_LESSON_CHARS))
-    path = ContestPaths(root).lessons
+    path = StateDir.of(root).lessons
     ranked: list[Lesson] = []
     if path.exists():
         with LessonStore(path) as store:

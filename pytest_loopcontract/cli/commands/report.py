@@ -8,7 +8,7 @@ from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import repo_root
 from pytest_loopcontract.contest.orchestrate import latest_result
 from pytest_loopcontract.contest.report import render_markdown, render_terminal, write_html
-from pytest_loopcontract.verdict import write_text_atomic
+from pytest_loopcontract.fsio import write_text_atomic
 
 __all__ = ["report"]
 

@@ -10,7 +10,7 @@ from pytest_loopcontract.errors import CommandError
 from pytest_loopcontract.loop.budget import Caps, parse_spend, record_spend
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.state import reduce
-from pytest_loopcontract.verifier.baseline import baseline_path
+from pytest_loopcontract.statedir import StateDir
 
 __all__ = ["spend"]
 
@@ -49,7 +49,7 @@ def spend(
 def _caps(root: Path, history: History) -> Caps:
     """The running loop's caps; before any loop, the adopted contract's budget."""
     caps = Caps.from_state(reduce(history.read().records))
-    if (caps.tokens is None and caps.usd is None) and baseline_path(root).exists():
+    if (caps.tokens is None and caps.usd is None) and StateDir.of(root).baseline.exists():
         budget = adopted_contract(root).budget
         caps = Caps(tokens=budget.tokens, usd=budget.usd)
     return caps

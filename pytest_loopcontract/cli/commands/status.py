@@ -10,9 +10,10 @@ from typing import Any
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import adopted_contract, loop_history, repo_root
 from pytest_loopcontract.loop.budget import elapsed_seconds, now_instant, start_instant
-from pytest_loopcontract.loop.state import lock_holder, reduce
+from pytest_loopcontract.loop.lock import lock_holder
+from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.loop.status import render_status, status_document
-from pytest_loopcontract.verifier.workspace import STATE_DIR
+from pytest_loopcontract.statedir import StateDir
 
 __all__ = ["status"]
 
@@ -27,7 +28,7 @@ def status(*, as_json: bool = False) -> int:
     minutes = elapsed_seconds(start, now_instant()) / 60 if start else 0.0
     doc = status_document(contract, state, _last_verdict(root), minutes)
     doc["history"] = {"records": len(read.records), "problems": read.messages()}
-    holder = lock_holder(root / STATE_DIR)
+    holder = lock_holder(StateDir.of(root).folder)
     doc["loop"]["lock_holder"] = holder
     if doc["loop"].get("status") == "running" and holder is None:
         # recorded as running, but no process holds the loop: it was killed or interrupted
@@ -45,5 +46,5 @@ def status(*, as_json: bool = False) -> int:
 def _last_verdict(root: Path) -> Any:
     """The last verdict written, or None when there is none or it cannot be read."""
     with contextlib.suppress(OSError, ValueError):
-        return json.loads((root / STATE_DIR / "verdict.json").read_text("utf-8"))
+        return json.loads(StateDir.of(root).verdict.read_text("utf-8"))
     return None

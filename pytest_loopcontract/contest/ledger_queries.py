@@ -1,0 +1,199 @@
+"""What the ledger answers: a run's totals, win rates, cost per validity point, agreement.
+
+Why apart from the file: these are read-only SQL over the ``rows`` table, for the certificate
+and for calibration; :class:`~pytest_loopcontract.contest.ledger.Ledger` calls them on its
+connection. Only reported figures are summed: "not reported" is never a zero.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from pytest_loopcontract.contest.ledger_rows import MAX_TOKENS, LedgerError
+
+__all__ = [
+    "NOT_REPORTED",
+    "Agreement",
+    "LedgerQueries",
+    "Totals",
+    "WinRate",
+]
+
+NOT_REPORTED = "not reported"
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """Tokens and cost of a run's dispatches; None means "not reported", never zero.
+
+    A figure is None unless *every* dispatch of the run reported it, and also when the run had
+    no dispatch at all (pull-request seats, say): a sum over partial reports would understate
+    the cost while looking exact, and nothing here estimates.
+    """
+
+    tokens: int | None
+    cost_usd: float | None
+    dispatches: int
+
+    def as_payload(self) -> dict[str, Any]:
+        """The certificate's ``totals``: numbers, or the string "not reported"."""
+        return {
+            "tokens": NOT_REPORTED if self.tokens is None else self.tokens,
+            "cost_usd": NOT_REPORTED if self.cost_usd is None else self.cost_usd,
+        }
+
+
+class WinRate(NamedTuple):
+    """Decided runs won and decided runs taken part in; ``rate`` is None before any."""
+
+    wins: int
+    runs: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.wins / self.runs if self.runs else None
+
+
+class Agreement(NamedTuple):
+    """Judge cells whose pass/fail call matched the decided outcome, out of those decided."""
+
+    agree: int
+    total: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.agree / self.total if self.total else None
+
+
+class LedgerQueries:
+    """The ledger's read-only questions; :class:`~pytest_loopcontract.contest.ledger.Ledger`
+    inherits them and supplies the connection."""
+
+    _db: sqlite3.Connection
+
+    def totals(self, run_id: str, *, upto_seq: int | None = None) -> Totals:
+        """Tokens and cost over the run's dispatches (None = not reported; see :class:`Totals`).
+
+        ``upto_seq`` limits the sum to rows at or before that place in the chain (a
+        certificate's totals are checked against the chain head it was issued on).
+        """
+        sql = (
+            "SELECT count(*), count(tokens), sum(tokens), count(cost_usd) FROM rows "
+            "WHERE run_id = ? AND kind = 'dispatch' AND seq <= ?"
+        )
+        limit = MAX_TOKENS if upto_seq is None else upto_seq
+        n, n_tokens, tokens, n_cost = self._db.execute(sql, (run_id, limit)).fetchone()
+        cost: float | None = None
+        if n and n_cost == n:
+            # fsum: the total must not depend on the order the rows come back in.
+            cost = math.fsum(
+                float(r[0])
+                for r in self._db.execute(
+                    "SELECT cost_usd FROM rows WHERE run_id = ? AND kind = 'dispatch' AND seq <= ?",
+                    (run_id, limit),
+                )
+            )
+        return Totals(
+            tokens=int(tokens) if n and n_tokens == n else None,
+            cost_usd=cost,
+            dispatches=int(n),
+        )
+
+    def _decisions(self) -> dict[str, tuple[str | None, str | None, dict[str, Any]]]:
+        """Each run's latest decision: ``run_id -> (winner seat, winner family, payload)``."""
+        latest: dict[str, tuple[str | None, str | None, dict[str, Any]]] = {}
+        for run_id, seat, family, payload in self._db.execute(
+            "SELECT run_id, seat, family, payload FROM rows WHERE kind = 'decision' ORDER BY seq"
+        ):
+            latest[run_id] = (seat, family, _payload(payload))
+        return latest
+
+    def win_rate(self, *, seat: str | None = None, family: str | None = None) -> WinRate:
+        """Decided runs a seat (or any seat of a family) won, out of decided runs it was in.
+
+        "In" means it has an outcome row in the run; a run counts once it has a decision.
+        """
+        if (seat is None) == (family is None):
+            raise LedgerError("win_rate needs exactly one of seat= or family=")
+        column, value = ("seat", seat) if seat is not None else ("family", family)
+        joined = {
+            str(r[0])
+            for r in self._db.execute(
+                f"SELECT DISTINCT run_id FROM rows WHERE kind = 'outcome' AND {column} = ?",
+                (value,),
+            )
+        }
+        decisions = self._decisions()
+        decided = joined & decisions.keys()
+        index = 0 if seat is not None else 1
+        wins = sum(1 for run in decided if decisions[run][index] == value)
+        return WinRate(wins=wins, runs=len(decided))
+
+    def cost_per_validity_point(self, seat: str) -> float | None:
+        """Dollars the seat's candidate work cost per validity point it earned; None = not reported.
+
+        Cost: every ``dispatch`` row of the seat with role ``candidate``, in every run (failed
+        attempts cost money too). None when there is none or one did not report its cost.
+        Points: per run, the mean ``validity`` the judges gave the seat (so more judges do not
+        mean more points), summed over runs. None when no judge scored it, or it scored zero
+        (a cost per point is undefined there, and reporting infinity helps nobody).
+        """
+        costs: list[float] = []
+        for payload, cost in self._db.execute(
+            "SELECT payload, cost_usd FROM rows WHERE kind = 'dispatch' AND seat = ?", (seat,)
+        ):
+            if _payload(payload).get("role") != "candidate":
+                continue
+            if cost is None:
+                return None
+            costs.append(float(cost))
+        if not costs:
+            return None
+        per_run: dict[str, list[float]] = {}
+        for run_id, payload in self._db.execute(
+            "SELECT run_id, payload FROM rows WHERE kind = 'score'"
+        ):
+            data = _payload(payload)
+            validity = data.get("validity")
+            if data.get("target") == seat and isinstance(validity, (int, float)):
+                per_run.setdefault(str(run_id), []).append(float(validity))
+        points = math.fsum(math.fsum(v) / len(v) for v in per_run.values())
+        if not per_run or points <= 0:
+            return None
+        return math.fsum(costs) / points
+
+    def family_agreement(self, family: str) -> Agreement:
+        """How often judges of ``family`` called pass/fail the way the run was decided.
+
+        For calibration: every ``score`` row by a judge of the family whose run has a decision
+        that names the cell's target in ``outcomes`` counts; it agrees when ``call`` equals
+        that outcome. Cells of undecided runs, or targets the decision does not name, are left
+        out rather than guessed.
+        """
+        decisions = self._decisions()
+        agree = total = 0
+        for run_id, payload in self._db.execute(
+            "SELECT run_id, payload FROM rows WHERE kind = 'score' AND family = ?", (family,)
+        ):
+            decision = decisions.get(str(run_id))
+            if decision is None:
+                continue
+            outcomes = decision[2].get("outcomes")
+            data = _payload(payload)
+            if not isinstance(outcomes, dict) or data.get("target") not in outcomes:
+                continue
+            total += 1
+            agree += outcomes[data["target"]] == data.get("call")
+        return Agreement(agree=agree, total=total)
+
+
+def _payload(text: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,41 @@
+"""VerdictView: the questions every reader asks of a verdict, answered once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_loopcontract.verdict import VerdictView
+
+VERDICT: dict[str, Any] = {
+    "tests": [
+        {"nodeid": "t::a", "outcome": "passed"},
+        {"nodeid": "t::b", "outcome": "failed"},
+        {"nodeid": "t::c", "outcome": "error"},
+    ],
+    "dod": [
+        {"id": "one", "status": "done", "tests": [{"nodeid": "t::a", "outcome": "passed"}]},
+        {"id": "two", "status": "failed", "tests": [{"nodeid": "t::b", "outcome": "failed"}]},
+    ],
+    "gates": {
+        "hard": [{"id": "h1", "status": "pass"}, {"id": "h2", "status": "fail"}],
+        "measured": [{"id": "m1", "status": "missing"}],
+    },
+    "tamper": {"findings": [{"code": "x", "allowed": True}, {"code": "y", "allowed": False}]},
+}
+
+
+def test_the_view_answers_from_the_document() -> None:
+    view = VerdictView(VERDICT)
+    assert view.failing_tests() == ["t::b", "t::c"]
+    assert view.dod_failing("two") == [{"nodeid": "t::b", "outcome": "failed"}]
+    assert view.dod_failing("one") == [] and view.dod_failing("nope") == []
+    assert [g["id"] for g in view.failed_gates("hard")] == ["h2"]
+    assert [g["id"] for g in view.failed_gates("measured")] == ["m1"]
+    assert [f["code"] for f in view.findings()] == ["x", "y"]
+    assert [f["code"] for f in view.findings(blocking=True)] == ["y"]
+
+
+def test_a_malformed_verdict_reads_as_empty_not_as_a_traceback() -> None:
+    view = VerdictView({"tests": "junk", "dod": [3, None], "gates": [], "tamper": {"findings": 1}})
+    assert view.failing_tests() == [] and view.dod_failing("a") == []
+    assert view.failed_gates("hard") == [] and view.findings() == []
