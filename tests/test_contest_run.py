@@ -19,7 +19,7 @@ from pytest_loopcontract.contest.orchestrate import (
     contest_exit_code,
     run_contest,
 )
-from pytest_loopcontract.contest.report import validate_result
+from pytest_loopcontract.contest.report.schema import validate_result
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from contest_fixtures import hostile_result, sample_result
 from fake_github import FakeGitHub
 from github.PullRequest import PullRequest
 
-from pytest_loopcontract.contest.report import render_markdown
+from pytest_loopcontract.contest.report.markdown import render_markdown
 from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.comments import (
     MAX_COMMENT_CHARS,

@@ -527,7 +527,8 @@ def cmd_cert(args: argparse.Namespace) -> int:
 def cmd_contest(args: argparse.Namespace) -> int:
     from pytest_loopcontract.contest.ledger import LedgerError, RunBusy
     from pytest_loopcontract.contest.orchestrate import ContestError, contest_exit_code, run_contest
-    from pytest_loopcontract.contest.report import render_markdown, render_terminal
+    from pytest_loopcontract.contest.report.markdown import render_markdown
+    from pytest_loopcontract.contest.report.terminal import render_terminal
 
     root = _root()
     rel = _repo_and_contract(args.contract)[1] if Path(args.contract).exists() else None
@@ -632,7 +633,9 @@ def cmd_lessons(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from pytest_loopcontract.contest.orchestrate import ContestError, latest_result
-    from pytest_loopcontract.contest.report import render_markdown, render_terminal, write_html
+    from pytest_loopcontract.contest.report.html import write_html
+    from pytest_loopcontract.contest.report.markdown import render_markdown
+    from pytest_loopcontract.contest.report.terminal import render_terminal
     from pytest_loopcontract.verdict import write_text_atomic
 
     try:

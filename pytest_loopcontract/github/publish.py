@@ -33,7 +33,6 @@ from github.Repository import Repository
 
 from pytest_loopcontract.contest.bracket import Entrant, run_bracket
 from pytest_loopcontract.contest.lessons import Lesson, lesson_from_verdict
-from pytest_loopcontract.contest.markup import escape_markdown_inline
 from pytest_loopcontract.contest.matrix import score_matrix
 from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.panel import (
@@ -45,7 +44,8 @@ from pytest_loopcontract.contest.panel import (
     matrix_document,
     task_of,
 )
-from pytest_loopcontract.contest.report import render_markdown
+from pytest_loopcontract.contest.report.markdown import render_markdown
+from pytest_loopcontract.contest.report.markup import escape_markdown_inline
 from pytest_loopcontract.contest.seats import Seat, seats_from_contract
 from pytest_loopcontract.contest.standing import gate_stage, gate_summary
 from pytest_loopcontract.contract.model import Contract
