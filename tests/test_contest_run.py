@@ -14,12 +14,10 @@ from contest_project import make_project, read_json
 
 from pytest_loopcontract.contest import certificate
 from pytest_loopcontract.contest.ledger import Ledger, verify_file
-from pytest_loopcontract.contest.orchestrate import (
-    ContestPaths,
-    contest_exit_code,
-    run_contest,
-)
+from pytest_loopcontract.contest.orchestrate import run_contest
+from pytest_loopcontract.contest.paths import ContestPaths
 from pytest_loopcontract.contest.report.schema import validate_result
+from pytest_loopcontract.contest.results import contest_exit_code
 
 
 @pytest.fixture(autouse=True)

@@ -525,10 +525,12 @@ def cmd_cert(args: argparse.Namespace) -> int:
 
 
 def cmd_contest(args: argparse.Namespace) -> int:
+    from pytest_loopcontract.contest.errors import ContestError
     from pytest_loopcontract.contest.ledger import LedgerError, RunBusy
-    from pytest_loopcontract.contest.orchestrate import ContestError, contest_exit_code, run_contest
+    from pytest_loopcontract.contest.orchestrate import run_contest
     from pytest_loopcontract.contest.report.markdown import render_markdown
     from pytest_loopcontract.contest.report.terminal import render_terminal
+    from pytest_loopcontract.contest.results import contest_exit_code
 
     root = _root()
     rel = _repo_and_contract(args.contract)[1] if Path(args.contract).exists() else None
@@ -545,7 +547,7 @@ def cmd_contest(args: argparse.Namespace) -> int:
     except (ContestError, LedgerError) as exc:
         _err(str(exc))
         return getattr(exc, "exit_code", EXIT_USAGE)
-    from pytest_loopcontract.contest.orchestrate import ContestPaths
+    from pytest_loopcontract.contest.paths import ContestPaths
     from pytest_loopcontract.verdict import write_text_atomic
 
     run_dir = ContestPaths(root).run_dir(result["run_id"])
@@ -559,9 +561,9 @@ def cmd_contest(args: argparse.Namespace) -> int:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
+    from pytest_loopcontract.contest.errors import ContestError
     from pytest_loopcontract.contest.gate import GateError, decide
     from pytest_loopcontract.contest.ledger import LedgerError
-    from pytest_loopcontract.contest.orchestrate import ContestError
 
     try:
         result = decide(
@@ -596,8 +598,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
 def cmd_lessons(args: argparse.Namespace) -> int:
     from pytest_loopcontract.contest.lesson_store import LessonStore
     from pytest_loopcontract.contest.lessons import prompt_block
-    from pytest_loopcontract.contest.orchestrate import DEFAULT_LESSON_CHARS, ContestPaths
+    from pytest_loopcontract.contest.orchestrate import DEFAULT_LESSON_CHARS
     from pytest_loopcontract.contest.panel import lesson_scope
+    from pytest_loopcontract.contest.paths import ContestPaths
 
     root = _root()
     settings: dict[str, Any] = {}
@@ -632,10 +635,11 @@ def cmd_lessons(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from pytest_loopcontract.contest.orchestrate import ContestError, latest_result
+    from pytest_loopcontract.contest.errors import ContestError
     from pytest_loopcontract.contest.report.html import write_html
     from pytest_loopcontract.contest.report.markdown import render_markdown
     from pytest_loopcontract.contest.report.terminal import render_terminal
+    from pytest_loopcontract.contest.results import latest_result
     from pytest_loopcontract.verdict import write_text_atomic
 
     try:

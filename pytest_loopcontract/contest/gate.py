@@ -23,7 +23,8 @@ from typing import Any
 
 from pytest_loopcontract.contest import certificate
 from pytest_loopcontract.contest.ledger import Entry, Ledger
-from pytest_loopcontract.contest.orchestrate import ContestPaths, load_result, save_result
+from pytest_loopcontract.contest.paths import ContestPaths
+from pytest_loopcontract.contest.results import load_result, save_result
 from pytest_loopcontract.verdict import write_text_atomic
 from pytest_loopcontract.verifier.evaluate import utc_now
 from pytest_loopcontract.verifier.workspace import WorkspaceError, git, is_dirty

@@ -315,7 +315,9 @@ def _candidate_head(label: str, score: Mapping[str, Any], span: int) -> str:
     )
 
 
-def _matrix_cell(view: ReportView, cell: Mapping[str, Any] | None, judge: str, label: str, row: str) -> str:
+def _matrix_cell(
+    view: ReportView, cell: Mapping[str, Any] | None, judge: str, label: str, row: str
+) -> str:
     if cell is None:
         if view.same_family(judge, label):
             return '<td class="self" title="same family: does not judge">—</td>'
