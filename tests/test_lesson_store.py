@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_loopcontract.contest.lesson_store import LessonStore, LessonStoreError
-from pytest_loopcontract.contest.lessons import Lesson, lesson_id, prompt_block, rank_lessons
+from pytest_loopcontract.contest.lessons.model import Lesson, lesson_id
+from pytest_loopcontract.contest.lessons.prompt import prompt_block
+from pytest_loopcontract.contest.lessons.ranking import rank_lessons
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -265,7 +267,7 @@ def test_concurrent_writers_from_separate_processes(path: Path) -> None:
         """
         import sys
         from pytest_loopcontract.contest.lesson_store import LessonStore
-        from pytest_loopcontract.contest.lessons import Lesson, lesson_id
+        from pytest_loopcontract.contest.lessons.model import Lesson, lesson_id
 
         worker = sys.argv[2]
         with LessonStore(sys.argv[1]) as store:

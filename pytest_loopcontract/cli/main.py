@@ -597,7 +597,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 def cmd_lessons(args: argparse.Namespace) -> int:
     from pytest_loopcontract.contest.lesson_store import LessonStore
-    from pytest_loopcontract.contest.lessons import prompt_block
+    from pytest_loopcontract.contest.lessons.prompt import prompt_block
     from pytest_loopcontract.contest.orchestrate import DEFAULT_LESSON_CHARS
     from pytest_loopcontract.contest.panel import lesson_scope
     from pytest_loopcontract.contest.paths import ContestPaths

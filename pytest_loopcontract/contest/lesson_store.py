@@ -35,17 +35,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pytest_loopcontract.contest.lessons import (
-    DOMAIN_PATTERN,
-    HEADER,
-    Lesson,
-    PromptBlock,
-    ancestors,
-    bullet,
-    domain_distance,
-    prompt_block,
-    rank_lessons,
-)
+from pytest_loopcontract.contest.lessons.model import DOMAIN_PATTERN, Lesson
+from pytest_loopcontract.contest.lessons.prompt import HEADER, PromptBlock, bullet, prompt_block
+from pytest_loopcontract.contest.lessons.ranking import ancestors, domain_distance, rank_lessons
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "LessonStore", "LessonStoreError"]
 

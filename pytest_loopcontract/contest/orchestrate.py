@@ -31,7 +31,8 @@ from pytest_loopcontract.contest.errors import ContestError
 from pytest_loopcontract.contest.generation import generate
 from pytest_loopcontract.contest.ledger import Ledger
 from pytest_loopcontract.contest.lesson_store import LessonStore
-from pytest_loopcontract.contest.lessons import Lesson, lesson_from_verdict
+from pytest_loopcontract.contest.lessons.learn import lesson_from_verdict
+from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.panel import PanelSettings, lesson_scope
 from pytest_loopcontract.contest.paths import ContestPaths
 from pytest_loopcontract.contest.progress import RunProgress

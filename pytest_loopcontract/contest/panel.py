@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.contest.judging import AskResult, JudgeOutcome, run_judge
-from pytest_loopcontract.contest.lessons import Lesson
+from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.matrix import ROWS, Cell, MatrixResult
 from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.seats import Seat, SeatRun, run_seat

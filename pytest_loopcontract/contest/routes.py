@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.contest.lessons import DOMAIN_PATTERN
+from pytest_loopcontract.contest.lessons.model import DOMAIN_PATTERN
 from pytest_loopcontract.verdict import write_bytes_atomic
 
 __all__ = ["SEAT_PATTERN", "RouteTable", "RouteTableError"]

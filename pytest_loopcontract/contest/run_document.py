@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_loopcontract.contest.lessons import Lesson
+from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.panel import lesson_document
 from pytest_loopcontract.contest.results import (
     RESULT_SCHEMA_VERSION,

@@ -31,7 +31,8 @@ from typing import Any
 
 from github.Repository import Repository
 
-from pytest_loopcontract.contest.lessons import Lesson, lesson_from_verdict
+from pytest_loopcontract.contest.lessons.learn import lesson_from_verdict
+from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.panel import (
     PanelSettings,
