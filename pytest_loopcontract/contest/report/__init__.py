@@ -19,7 +19,6 @@ Why it is built this way:
   The HTML page is one self-contained file: inline CSS, no script, no external URL, and a
   Content-Security-Policy that forbids loading anything, so it opens offline from an artifact
   and stays inert even if an escape were missed.
-* **Pure.** Rendering is string building with no I/O (the page's CSS and policy in :mod:`.style`);
-  :func:`.html.write_html` is the one
-  writer.
+* **Pure.** Rendering is string building with no I/O (the page's CSS and policy are in
+  :mod:`.style`); :func:`.html.write_html` is the one writer.
 """
