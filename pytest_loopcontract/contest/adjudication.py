@@ -20,7 +20,6 @@ from pytest_loopcontract.contest.matrix import Cell, MatrixResult
 from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.panel import (
     convene,
-    dispatch_payload,
     matrix_document,
     task_of,
 )
@@ -113,14 +112,7 @@ def _convene(state: RunState, survivors: Sequence[Candidate]) -> list[JudgeOutco
         state.progress.seat(judge.name, "judging")
 
     def dispatched(judge: Seat, run: SeatRun, attempt: int) -> None:
-        state.append(
-            "dispatch",
-            dispatch_payload("judge", attempt, run),
-            seat=judge.name,
-            family=judge.family,
-            tokens=run.tokens,
-            cost_usd=run.cost_usd,
-        )
+        state.dispatched("judge", attempt, judge, run)
 
     outcomes = convene(
         run_id=state.run_id,

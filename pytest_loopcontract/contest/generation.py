@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pytest_loopcontract.contest.panel import dispatch_payload, save_seat_log
+from pytest_loopcontract.contest.panel import save_seat_log
 from pytest_loopcontract.contest.prompting import contest_prompt
 from pytest_loopcontract.contest.run_state import Candidate, RunState
 from pytest_loopcontract.contest.seats import run_seat
@@ -102,14 +102,7 @@ def _generate_one(
     )
     cand.run, cand.finished_at = run, time.monotonic()
     save_seat_log(private, run)
-    state.append(
-        "dispatch",
-        dispatch_payload("candidate", attempt, run),
-        seat=seat.name,
-        family=seat.family,
-        tokens=run.tokens,
-        cost_usd=run.cost_usd,
-    )
+    state.dispatched("candidate", attempt, seat, run)
     if run.status != "ok":
         cand.reasons = [{"code": f"seat_{run.status}", "message": run.reason}]
         progress = "unavailable" if run.status == "unavailable" else "eliminated"

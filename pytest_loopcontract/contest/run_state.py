@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.contest.ledger import Ledger
-from pytest_loopcontract.contest.panel import PanelSettings
+from pytest_loopcontract.contest.panel import PanelSettings, dispatch_payload
 from pytest_loopcontract.contest.paths import ContestPaths
 from pytest_loopcontract.contest.progress import RunProgress
 from pytest_loopcontract.contest.prompting import retry_notes
@@ -75,6 +75,18 @@ class RunState:
             self.ledger.append(
                 kind, run_id=self.run_id, contract_id=self.contract.id, payload=payload, **columns
             )
+
+    def dispatched(self, role: str, attempt: int, seat: Seat, run: SeatRun) -> None:
+        """A ``dispatch`` row as soon as a seat's run ends, with what it reported spending, so
+        a crash later in the run still leaves a record of what was spent."""
+        self.append(
+            "dispatch",
+            dispatch_payload(role, attempt, run),
+            seat=seat.name,
+            family=seat.family,
+            tokens=run.tokens,
+            cost_usd=run.cost_usd,
+        )
 
     def event(self, event: str, **details: Any) -> None:
         """A ledger event of this run: something a person may want to know happened."""
