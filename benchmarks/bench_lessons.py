@@ -51,7 +51,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.contest.lesson_store import LessonStore
-from pytest_loopcontract.contest.lessons import Lesson, lesson_id, rank_lessons
+from pytest_loopcontract.contest.lessons.model import Lesson, lesson_id
+from pytest_loopcontract.contest.lessons.ranking import rank_lessons
 
 TARGET_MEDIAN_MS = 5.0
 DESIGN_FULL_SCAN_MS = 750.0

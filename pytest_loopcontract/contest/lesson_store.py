@@ -34,17 +34,9 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from pytest_loopcontract.contest.lessons import (
-    DOMAIN_PATTERN,
-    HEADER,
-    Lesson,
-    PromptBlock,
-    ancestors,
-    bullet,
-    domain_distance,
-    prompt_block,
-    rank_lessons,
-)
+from pytest_loopcontract.contest.lessons.model import DOMAIN_PATTERN, Lesson
+from pytest_loopcontract.contest.lessons.prompt import HEADER, PromptBlock, bullet, prompt_block
+from pytest_loopcontract.contest.lessons.ranking import ancestors, domain_distance, rank_lessons
 from pytest_loopcontract.contest.sqlite_file import SqliteFile, immediate
 from pytest_loopcontract.errors import LoopContractError
 

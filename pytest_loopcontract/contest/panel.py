@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.contest.bracket import BracketResult
 from pytest_loopcontract.contest.judging import AskResult, JudgeOutcome, run_judge
-from pytest_loopcontract.contest.lessons import Lesson
+from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.matrix import ROWS, Cell, MatrixResult
 from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.seats import Seat, SeatRun, run_seat
@@ -27,7 +26,6 @@ from pytest_loopcontract.fsio import write_text_atomic
 
 __all__ = [
     "PanelSettings",
-    "bracket_document",
     "convene",
     "dispatch_payload",
     "lesson_document",
@@ -249,26 +247,4 @@ def matrix_document(
             }
             for name, s in matrix.candidates.items()
         },
-    }
-
-
-def bracket_document(result: BracketResult) -> dict[str, Any]:
-    """The ``bracket`` part of a run result: the screen and every cut, in order."""
-    return {
-        "rounds": [
-            {
-                "number": r.number,
-                "field_in": list(r.field_in),
-                "field_out": list(r.field_out),
-                "eliminated": list(r.eliminated),
-                "cut_line": r.cut_line,
-                "decided_by": r.decided_by,
-                "reason": r.reason,
-            }
-            for r in (result.screen, *result.rounds)
-        ],
-        "finalists": list(result.finalists),
-        "proposed_winner": result.proposed_winner,
-        "decided_by": result.decided_by,
-        "reason": result.reason,
     }

@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.contest.lessons import DOMAIN_PATTERN
+from pytest_loopcontract.contest.lessons.model import DOMAIN_PATTERN
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import write_bytes_atomic
 

@@ -15,8 +15,8 @@ Why it is built this way:
   comment is not there, so a lost answer never produces two reports.
 * **Size.** GitHub refuses bodies over 65,536 characters. The markdown part is cut (at a line
   boundary when possible) and ends with a pointer to the job summary, which holds the full
-  report. :func:`pytest_loopcontract.contest.report.render_markdown` already fits its output to
-  a budget; this is the last guard.
+  report. :func:`~pytest_loopcontract.contest.report.markdown.render_markdown` already fits its
+  output to a budget; this is the last guard.
 * A comment deleted by a person is simply created again on the next publish.
 """
 

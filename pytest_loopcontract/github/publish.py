@@ -31,21 +31,28 @@ from typing import Any
 
 from github.Repository import Repository
 
-from pytest_loopcontract.contest.bracket import Entrant, run_bracket
-from pytest_loopcontract.contest.lessons import Lesson, lesson_from_verdict
-from pytest_loopcontract.contest.markup import escape_markdown_inline
-from pytest_loopcontract.contest.matrix import score_matrix
+from pytest_loopcontract.contest.lessons.learn import lesson_from_verdict
+from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.panel import (
     PanelSettings,
-    bracket_document,
     convene,
     lesson_document,
     lesson_scope,
     matrix_document,
     task_of,
 )
-from pytest_loopcontract.contest.report import render_markdown
+from pytest_loopcontract.contest.report.markdown import render_markdown
+from pytest_loopcontract.contest.report.markup import escape_markdown_inline
+from pytest_loopcontract.contest.results import contract_document, empty_gates
+from pytest_loopcontract.contest.scoring import (
+    Contender,
+    Scoring,
+    judge_contenders,
+    run_status,
+    score_cells,
+    sole_survivor,
+)
 from pytest_loopcontract.contest.seats import Seat, seats_from_contract
 from pytest_loopcontract.contest.standing import gate_stage, gate_summary
 from pytest_loopcontract.contract.model import Contract
@@ -233,7 +240,7 @@ def _entry(
         "exit_code": verdict.get("exit_code") if verdict else None,
         "verdict_path": None,
         "stage": stage,
-        "gates": gate_summary(verdict) if verdict else {"hard": [], "measured": [], "tamper": []},
+        "gates": gate_summary(verdict) if verdict else empty_gates(),
         "reasons": reasons,
     }
     return {
@@ -254,103 +261,32 @@ def _score(
     bot_login: str,
     repo_name: str,
 ) -> dict[str, Any]:
-    settings = PanelSettings.of(contract)
     survivors = [e for e in entries if e["doc"]["stage"] == "passed"]
     matrix_doc: dict[str, Any] | None = None
-    bracket_doc: dict[str, Any] | None = None
-    escalations: list[dict[str, str]] = []
-    winner: str | None = None
+    scoring: Scoring | None = None
     if len(survivors) == 1:
-        winner = survivors[0]["doc"]["seat"]
-        bracket_doc = {
-            "rounds": [],
-            "finalists": [winner],
-            "proposed_winner": winner,
-            "decided_by": None,
-            "reason": "the only candidate through the gates wins without a matrix",
-        }
+        scoring = sole_survivor(survivors[0]["doc"]["seat"])
     elif survivors:
-        views = [
-            CandidateView(
-                seat=e["doc"]["seat"],
-                family=e["doc"]["family"],
-                diff=e["diff"] or "",
-                gates=gate_summary(e["verdict"]),
-                tests=dict(e["verdict"].get("summary") or {}),
-            )
-            for e in survivors
-        ]
         identities = [bot_login, repo_name]
         for e in entries:
             cand: CandidatePR = e["pr"]
             identities += [cand.seat, cand.author, cand.head_ref, e["doc"]["family"]]
-        judges = [seat for seat in configured.values() if seat.judge]
-        outcomes = convene(
-            run_id=run_id,
-            task=task_of(contract),
-            views=views,
-            judges=judges,
-            identities=identities,
-            rows=settings.rows,
-            folder=workdir / "judges",
-            parallel=4,
-        )
-        cells = [cell for o in outcomes for cell in o.cells]
-        matrix = score_matrix(
-            cells,
-            {e["doc"]["seat"]: e["doc"]["family"] for e in survivors},
-            min_score=settings.min_score,
-            spread_threshold=settings.spread_threshold,
-            dissent_threshold=settings.dissent_threshold,
-        )
-        matrix_doc = matrix_document(matrix, outcomes, cells, settings)
-        entrants = []
-        for e in survivors:
-            score = matrix.candidates[e["doc"]["seat"]]
-            if not score.passed:
-                e["doc"]["stage"] = "matrix"
-                e["doc"]["reasons"] = [
-                    {"code": f.code, "message": f.message} for f in score.failures
-                ]
-            escalations += [
-                {"code": x.code, "message": f"{e['doc']['seat']}: {x.message}"}
-                for x in score.escalations
-            ]
-            entrants.append(Entrant(e["doc"]["seat"], score.overall, score.passed))
-        bracket = run_bracket(
-            entrants,
-            cut=contract.bracket.get("cut", 2),
-            final=int(contract.bracket.get("final", 2)),
-        )
-        bracket_doc = bracket_document(bracket)
-        winner = bracket.proposed_winner
-        for e in survivors:
+        matrix_doc, scoring = _judge(contract, survivors, configured, identities, workdir, run_id)
+    if scoring is not None:
+        for e in entries:
             seat = e["doc"]["seat"]
-            if e["doc"]["stage"] == "passed":
-                e["doc"]["stage"] = "finalist" if seat in bracket.finalists else "bracket"
-    for e in entries:
-        if winner and e["doc"]["seat"] == winner:
-            e["doc"]["stage"] = "winner"
-        elif e["doc"]["stage"] == "passed":
-            e["doc"]["stage"] = "finalist"
-    status = "awaiting_human" if winner else "no_winner"
-    if winner and escalations:
-        status = "escalated"
+            e["doc"]["stage"] = scoring.stages.get(seat, e["doc"]["stage"])
+            e["doc"]["reasons"] = scoring.reasons.get(seat, e["doc"]["reasons"])
+    winner = scoring.winner if scoring else None
+    escalations = [e.document() for e in scoring.escalations] if scoring else []
     now = utc_now()
     return {
         "schema_version": 1,
         "run_id": f"github-{run_id}",
-        "contract": {
-            "id": contract.id,
-            "path": contract.path.name,
-            "sha256": contract.sha256,
-            "goal": contract.goal,
-            "mode": contract.mode,
-            "dod": [{"id": i.id, "text": i.text} for i in contract.dod],
-        },
+        "contract": contract_document(contract, contract.path.name),
         "started": now,
         "finished": now,
-        "status": status,
+        "status": run_status(winner, escalations),
         "attempts": 1,
         "seats": [
             {"name": e["doc"]["seat"], "family": e["doc"]["family"], "scripted": e["scripted"]}
@@ -358,7 +294,7 @@ def _score(
         ],
         "candidates": [e["doc"] for e in entries],
         "matrix": matrix_doc,
-        "bracket": bracket_doc,
+        "bracket": scoring.bracket if scoring else None,
         "winner": winner,
         "escalations": escalations,
         "lessons": [],  # filled by the caller, from the same verdicts
@@ -370,6 +306,48 @@ def _score(
             "head": _ZERO,
         },
     }
+
+
+def _judge(
+    contract: Contract,
+    survivors: Sequence[Mapping[str, Any]],
+    configured: Mapping[str, Seat],
+    identities: list[str],
+    workdir: Path,
+    run_id: str,
+) -> tuple[dict[str, Any], Scoring]:
+    """Convene the contract's judges on the survivors' diffs, then score as a local run does."""
+    settings = PanelSettings.of(contract)
+    views = [
+        CandidateView(
+            seat=e["doc"]["seat"],
+            family=e["doc"]["family"],
+            diff=e["diff"] or "",
+            gates=gate_summary(e["verdict"]),
+            tests=dict(e["verdict"].get("summary") or {}),
+        )
+        for e in survivors
+    ]
+    outcomes = convene(
+        run_id=run_id,
+        task=task_of(contract),
+        views=views,
+        judges=[seat for seat in configured.values() if seat.judge],
+        identities=identities,
+        rows=settings.rows,
+        folder=workdir / "judges",
+        parallel=4,
+    )
+    cells = [cell for o in outcomes for cell in o.cells]
+    contenders = [Contender(e["doc"]["seat"], e["doc"]["family"]) for e in survivors]
+    matrix = score_cells(cells, contenders, settings)
+    scoring = judge_contenders(
+        contenders,
+        matrix,
+        cut=contract.bracket.get("cut", 2),
+        final=int(contract.bracket.get("final", 2)),
+    )
+    return matrix_document(matrix, outcomes, cells, settings), scoring
 
 
 def contest_lessons(

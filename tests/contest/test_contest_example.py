@@ -24,7 +24,8 @@ import jsonschema
 import pytest
 import yaml
 
-from pytest_loopcontract.contest.lessons import lesson_from_verdict, prompt_block
+from pytest_loopcontract.contest.lessons.learn import lesson_from_verdict
+from pytest_loopcontract.contest.lessons.prompt import prompt_block
 from pytest_loopcontract.contest.matrix import Cell, score_matrix
 from pytest_loopcontract.contest.packets import CandidateView, build_packet
 from pytest_loopcontract.contest.prompting import contest_prompt, retry_notes

@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_loopcontract.contest.lesson_store import LessonStore, LessonStoreError
-from pytest_loopcontract.contest.lessons import Lesson, lesson_id, prompt_block, rank_lessons
+from pytest_loopcontract.contest.lessons.model import Lesson, lesson_id
+from pytest_loopcontract.contest.lessons.prompt import prompt_block
+from pytest_loopcontract.contest.lessons.ranking import rank_lessons
 from testing.repos import ROOT as REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -266,7 +268,7 @@ def test_concurrent_writers_from_separate_processes(path: Path) -> None:
         """
         import sys
         from pytest_loopcontract.contest.lesson_store import LessonStore
-        from pytest_loopcontract.contest.lessons import Lesson, lesson_id
+        from pytest_loopcontract.contest.lessons.model import Lesson, lesson_id
 
         worker = sys.argv[2]
         with LessonStore(sys.argv[1]) as store:

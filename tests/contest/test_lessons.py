@@ -14,19 +14,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_loopcontract.contest.lessons import (
-    HEADER,
+from pytest_loopcontract.contest.lessons.learn import lesson_from_verdict
+from pytest_loopcontract.contest.lessons.model import (
     KINDS,
     RULE_CHARS,
     Lesson,
+    lesson_id,
+    utc_stamp,
+)
+from pytest_loopcontract.contest.lessons.prompt import HEADER, prompt_block
+from pytest_loopcontract.contest.lessons.ranking import (
     ancestors,
     domain_distance,
     domain_relation,
-    lesson_from_verdict,
-    lesson_id,
-    prompt_block,
     rank_lessons,
-    utc_stamp,
 )
 from pytest_loopcontract.verdict import validate_verdict
 

@@ -17,8 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from pytest_loopcontract.contest import markup
-from pytest_loopcontract.contest.markup import (
+from pytest_loopcontract.contest.report import markup
+from pytest_loopcontract.contest.report.html import render_html, write_html
+from pytest_loopcontract.contest.report.markdown import render_markdown
+from pytest_loopcontract.contest.report.markup import (
     code_block,
     code_span,
     escape_html,
@@ -27,15 +29,9 @@ from pytest_loopcontract.contest.markup import (
     plain_text,
     truncate,
 )
-from pytest_loopcontract.contest.report import (
-    SCRIPTED_LABEL,
-    next_step,
-    render_html,
-    render_markdown,
-    render_terminal,
-    validate_result,
-    write_html,
-)
+from pytest_loopcontract.contest.report.schema import validate_result
+from pytest_loopcontract.contest.report.terminal import next_step, render_terminal
+from pytest_loopcontract.contest.report.view import SCRIPTED_LABEL
 from testing.contest_fixtures import (
     HOSTILE,
     HOSTILE_SEAT,

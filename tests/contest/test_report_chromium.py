@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.contest.report import SCRIPTED_LABEL, write_html
+from pytest_loopcontract.contest.report.html import write_html
+from pytest_loopcontract.contest.report.view import SCRIPTED_LABEL
 from testing.contest_fixtures import HOSTILE_SEAT, hostile_result, no_winner_result, sample_result
 
 TIMEOUT = 120

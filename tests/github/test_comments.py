@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from github.PullRequest import PullRequest
 
-from pytest_loopcontract.contest.report import render_markdown
+from pytest_loopcontract.contest.report.markdown import render_markdown
 from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.comments import (
     MAX_COMMENT_CHARS,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.contest.report import validate_result
+from pytest_loopcontract.contest.report.schema import validate_result
 from pytest_loopcontract.github.decide import LESSONS_PATH, ROUTES_PATH, gate
 from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
 from testing.github_field import make_field, repo_of, run_publish, server

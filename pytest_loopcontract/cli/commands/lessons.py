@@ -9,7 +9,8 @@ from typing import Any
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import adopted_contract, repo_root
 from pytest_loopcontract.contest.lesson_store import LessonStore
-from pytest_loopcontract.contest.lessons import Lesson, prompt_block
+from pytest_loopcontract.contest.lessons.model import Lesson
+from pytest_loopcontract.contest.lessons.prompt import prompt_block
 from pytest_loopcontract.contest.orchestrate import DEFAULT_LESSON_CHARS
 from pytest_loopcontract.contest.panel import lesson_scope
 from pytest_loopcontract.statedir import StateDir

@@ -6,8 +6,10 @@ from pathlib import Path
 
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import repo_root
-from pytest_loopcontract.contest.orchestrate import latest_result
-from pytest_loopcontract.contest.report import render_markdown, render_terminal, write_html
+from pytest_loopcontract.contest.report.html import write_html
+from pytest_loopcontract.contest.report.markdown import render_markdown
+from pytest_loopcontract.contest.report.terminal import render_terminal
+from pytest_loopcontract.contest.results import latest_result
 from pytest_loopcontract.fsio import write_text_atomic
 
 __all__ = ["report"]

@@ -1,0 +1,108 @@
+"""The result document of a local contest run, built from its state.
+
+Why a module of its own: the document is the run's one output that every report, the human
+gate and any later re-render read, so its shape (``schemas/contest_result.schema.json``) is
+built in one place from the run's state, with the parts a GitHub run shares coming from
+:mod:`.results`. Pure: no I/O beyond reading the ledger's head.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_loopcontract.contest.lessons.model import Lesson
+from pytest_loopcontract.contest.panel import lesson_document
+from pytest_loopcontract.contest.results import (
+    RESULT_SCHEMA_VERSION,
+    contract_document,
+    empty_gates,
+)
+from pytest_loopcontract.contest.run_state import Candidate, RunState
+from pytest_loopcontract.contest.standing import gate_summary
+from pytest_loopcontract.fsio import utc_now
+
+__all__ = ["Outcome", "candidate_document", "result_document"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How the run ended: what the result document records beyond the candidates."""
+
+    status: str
+    matrix: dict[str, Any] | None
+    bracket: dict[str, Any] | None
+    winner: str | None
+    certificate: str | None
+
+
+def result_document(
+    state: RunState,
+    outcome: Outcome,
+    *,
+    started: str,
+    attempts: int,
+    lessons: Sequence[Lesson],
+    base_branch: str | None,
+) -> dict[str, Any]:
+    """The run's ``result.json``."""
+    seq, head = state.ledger.head()
+    return {
+        "schema_version": RESULT_SCHEMA_VERSION,
+        "run_id": state.run_id,
+        "contract": contract_document(state.contract, state.baseline.contract_path),
+        "started": started,
+        "finished": utc_now(),
+        "status": outcome.status,
+        "attempts": attempts,
+        "seats": [
+            {"name": s.name, "family": s.family, "scripted": s.scripted} for s in state.seats
+        ],
+        "candidates": [candidate_document(c) for c in state.candidates.values()],
+        "matrix": outcome.matrix,
+        "bracket": outcome.bracket,
+        "winner": outcome.winner,
+        "escalations": state.escalations,
+        "lessons": [
+            lesson_document(lesson) for lesson in {lesson.id: lesson for lesson in lessons}.values()
+        ],
+        "decision": None,
+        "certificate": outcome.certificate,
+        "ledger": {
+            "path": str(state.paths.ledger.relative_to(state.root)),
+            "head_seq": seq,
+            "head": head,
+        },
+        "base": {"commit": state.baseline.commit, "branch": base_branch},
+    }
+
+
+def candidate_document(cand: Candidate) -> dict[str, Any]:
+    """One entry of the result's ``candidates``: the seat's latest attempt and where it stopped."""
+    run = cand.run
+    verdict = cand.verdict
+    return {
+        "seat": cand.seat.name,
+        "family": cand.seat.family,
+        "attempt": cand.attempt,
+        "outcome": cand.outcome,
+        "branch": cand.worktree.branch if cand.worktree else None,
+        "commit": cand.commit,
+        "tree": cand.tree,
+        "same_tree_as": list(cand.same_tree_as),
+        "provenance": {
+            "command": list(run.command) if run else list(cand.seat.generate or ()),
+            "exit_code": run.exit_code if run else None,
+            "tokens": run.tokens if run else None,
+            "cost_usd": run.cost_usd if run else None,
+            "seconds": round(run.seconds, 3) if run else None,
+            "reason": run.reason if run else "",
+        },
+        "verdict": verdict.get("verdict") if verdict else None,
+        "exit_code": verdict.get("exit_code") if verdict else None,
+        "verdict_path": cand.verdict_path,
+        "stage": cand.stage if cand.stage != "passed" else "matrix",
+        "gates": gate_summary(verdict) if verdict else empty_gates(),
+        "reasons": cand.reasons,
+    }
