@@ -14,7 +14,9 @@ from typing import Any
 
 from pytest_loopcontract import hooks
 from pytest_loopcontract.checkpoints import clearance
-from pytest_loopcontract.checkpoints.rules import Match, patterns_from_contract, scan_diff
+from pytest_loopcontract.checkpoints.model import Match
+from pytest_loopcontract.checkpoints.patterns import patterns_from_contract
+from pytest_loopcontract.checkpoints.scan import scan_diff
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.verdict import Reason
