@@ -38,12 +38,10 @@ def _parse_push(args: Sequence[str]) -> _Push:
     forced: list[str] = []
     positional: list[str] = []
     dry = everything = tags = False
-    i = 0
-    while i < len(args):
-        a = args[i]
-        i += 1
+    words = iter(args)
+    for a in words:
         if a == "--":
-            positional.extend(args[i:])
+            positional.extend(words)
             break
         if a.startswith("--"):
             opt = a.partition("=")[0]
@@ -56,7 +54,7 @@ def _parse_push(args: Sequence[str]) -> _Push:
             elif opt == "--dry-run":
                 dry = True
             elif opt in _PUSH_VALUE and "=" not in a:
-                i += 1
+                next(words, None)  # the option's value
             continue
         if a.startswith("-") and len(a) > 1:
             for k, ch in enumerate(a[1:], start=1):
@@ -67,7 +65,8 @@ def _parse_push(args: Sequence[str]) -> _Push:
                 elif ch == "n":
                     dry = True
                 elif ch == "o":
-                    i += k == len(a) - 1
+                    if k == len(a) - 1:
+                        next(words, None)  # -o VALUE; "-oVALUE" holds its own
                     break
             continue
         positional.append(a)
