@@ -16,5 +16,6 @@ The parts, each in its own module:
 * ``clearance``: a person's decision on a match, recorded in the history; ``gate``: the
   candidate's diff through the checkpoints, as verdict reasons.
 
-Everything above ``clearance`` is pure; ``clearance`` and ``gate`` write the history.
+Everything above ``clearance`` is pure (``scan`` only reads the home directory and the current
+directory, for defaults); ``clearance`` and ``gate`` write the history.
 """
