@@ -50,11 +50,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from pytest_loopcontract.checkpoints.rules import (  # noqa: E402
-    default_patterns,
-    scan_command,
-    split_command,
-)
+from pytest_loopcontract.checkpoints.patterns import default_patterns  # noqa: E402
+from pytest_loopcontract.checkpoints.scan import scan_command  # noqa: E402
+from pytest_loopcontract.checkpoints.shell.normalise import split_command  # noqa: E402
 
 ANCHOR = "anchor: shlex.split"
 SCAN = "scan_command (default patterns)"

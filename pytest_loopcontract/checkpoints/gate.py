@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import groupby
-from typing import Any
 
 from pytest_loopcontract import hooks
 from pytest_loopcontract.checkpoints import clearance
-from pytest_loopcontract.checkpoints.rules import Match, patterns_from_contract, scan_diff
+from pytest_loopcontract.checkpoints.model import Match, Pattern
+from pytest_loopcontract.checkpoints.patterns import patterns_from_contract
+from pytest_loopcontract.checkpoints.scan import scan_diff
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.verdict import Reason
@@ -22,7 +23,7 @@ from pytest_loopcontract.verdict import Reason
 __all__ = ["contract_patterns", "diff_checkpoints"]
 
 
-def contract_patterns(contract: Contract) -> tuple[Any, ...]:
+def contract_patterns(contract: Contract) -> tuple[Pattern, ...]:
     """The contract's checkpoint patterns plus any a ``loopcontract`` plugin contributes."""
     extra = [
         p for group in hooks.plugin_manager().hook.loopcontract_checkpoint_patterns() for p in group

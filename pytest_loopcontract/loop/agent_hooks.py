@@ -22,7 +22,8 @@ from typing import Any
 
 from pytest_loopcontract.checkpoints import clearance
 from pytest_loopcontract.checkpoints.gate import contract_patterns
-from pytest_loopcontract.checkpoints.rules import Match, scan_command, scan_diff
+from pytest_loopcontract.checkpoints.model import Match
+from pytest_loopcontract.checkpoints.scan import scan_command, scan_diff
 from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.lock import LockHeld, LoopLock
@@ -67,7 +68,7 @@ def check_command(
 
 def _patterns(root: Path, pinned: Callable[..., Any]) -> tuple[Any, ...]:
     """The pinned contract's patterns when a baseline exists, the defaults otherwise."""
-    from pytest_loopcontract.checkpoints.rules import patterns_from_contract
+    from pytest_loopcontract.checkpoints.patterns import patterns_from_contract
 
     if StateDir.of(root).baseline.exists():
         return contract_patterns(pinned(root, load_baseline(root)))

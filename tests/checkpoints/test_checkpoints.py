@@ -16,25 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_loopcontract.checkpoints import rules as checkpoints
-from pytest_loopcontract.checkpoints.rules import (
-    Command,
-    Hit,
-    Match,
-    Pattern,
-    ScanContext,
-    classify_path,
-    default_patterns,
-    parse_command,
-    patterns_from_contract,
-    redact,
-    redact_secrets,
-    scan_command,
-    scan_diff,
-    scan_paths,
-    shannon_entropy,
-    split_command,
-)
+from pytest_loopcontract.checkpoints.matchers.files import classify_path
+from pytest_loopcontract.checkpoints.model import Command, Hit, Match, Pattern, ScanContext
+from pytest_loopcontract.checkpoints.patterns import default_patterns, patterns_from_contract
+from pytest_loopcontract.checkpoints.scan import scan_command, scan_diff, scan_paths
+from pytest_loopcontract.checkpoints.secrets import redact, redact_secrets, shannon_entropy
+from pytest_loopcontract.checkpoints.shell import normalise
+from pytest_loopcontract.checkpoints.shell.normalise import parse_command, split_command
 from pytest_loopcontract.contract.model import parse_contract
 from pytest_loopcontract.contract.schema import load_schema
 from testing.repos import git
@@ -1075,7 +1063,7 @@ def strict_parser(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(text: str) -> list[Command]:
         raise AssertionError(f"normalisation failed on {text!r}")
 
-    monkeypatch.setattr(checkpoints, "_on_internal_error", fail)
+    monkeypatch.setattr(normalise, "_on_internal_error", fail)
 
 
 @given(st.one_of(st.text(max_size=200), st.lists(_SHELL_PIECES, max_size=40).map("".join)))

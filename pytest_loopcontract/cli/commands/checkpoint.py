@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_loopcontract.checkpoints import clearance
-from pytest_loopcontract.checkpoints.rules import Match
+from pytest_loopcontract.checkpoints.model import Match
 from pytest_loopcontract.cli.commands.loop import strip_separator
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import loop_history, repo_root

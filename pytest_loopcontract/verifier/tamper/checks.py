@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.checkpoints.rules import Match
+from pytest_loopcontract.checkpoints.model import Match
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.verdict import Finding
 from pytest_loopcontract.verifier import gates
