@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .inner import CONFIG_ENV
 from .processes import kill_group, read_tail
 from .results import RunResults
 from .sandbox import PROCESS, Confinement, choose_confinement, extra_writable
@@ -45,6 +44,9 @@ __all__ = [
 ]
 
 INNER_NAME = "_loopcontract_inner"
+# The variable naming the injected plugin's settings file; ``inner/__init__.py`` reads it. Not
+# imported from there: importing that package imports pytest, which the launcher never needs.
+CONFIG_ENV = "LOOP_CONTRACT_INNER"
 # The folder holding this package, readable in the sandbox: where pytest-loopcontract is also
 # installed in the test environment (editable, from a checkout under /tmp or $HOME), its
 # pytest11 entry point loads at baseline (plugin autoload on) and must find its files.

@@ -186,13 +186,14 @@ class ResultCollector:
 
 
 def write_results(path: str, data: dict[str, Any]) -> None:
-    """Write-then-rename; ASCII JSON, so lone surrogates in node ids travel as escapes."""
+    """Write-then-rename; ASCII JSON, so lone surrogates in node ids travel as escapes.
+
+    No fsync: the launcher reads the file after this process has ended, from the same page
+    cache, and a machine crash ends the verification anyway."""
     target = Path(path)
     tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
     with tmp.open("w", encoding="ascii") as fh:
-        json.dump(data, fh, ensure_ascii=True, separators=(",", ":"))
-        fh.flush()
-        os.fsync(fh.fileno())
+        fh.write(json.dumps(data, ensure_ascii=True, separators=(",", ":")))
     os.replace(tmp, target)
 
 
