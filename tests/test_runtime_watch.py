@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import datetime
+import os
 import subprocess
 import sys
 import time
@@ -182,3 +183,34 @@ def test_a_patch_undone_by_the_code_that_made_it_passes(repo: Path) -> None:
     code, verdict = verify(repo)
     assert code == 0, (verdict["reasons"], verdict["tamper"])
     assert "runtime_patched" not in finding_codes(verdict)
+
+
+def test_a_copy_that_shadows_the_module_is_caught(repo: Path) -> None:
+    """The package's ``__path__`` made to look in another folder first: the tests import a
+    fixed copy of ``calc.core`` while ``src/calc/core.py`` stays broken."""
+    write(
+        repo,
+        "src/calc/__init__.py",
+        "import os\n\n__path__.insert(0, os.path.join(__path__[0], 'v2'))\n",
+    )
+    write(repo, "src/calc/v2/core.py", "def add(a, b):\n    return a + b\n")
+    code, verdict = verify(repo)
+    assert code == 25, verdict["reasons"]
+    shadowed = [f for f in verdict["tamper"]["findings"] if f["code"] == "module_shadowed"]
+    assert [f["path"] for f in shadowed] == ["src/calc/v2/core.py"], verdict["tamper"]
+
+
+def test_real_paths_of_module_files_match_realpath(tmp_path: Path) -> None:
+    from pytest_loopcontract.inner.collector import _RealPaths
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/mod.py").write_text("", "utf-8")
+    (tmp_path / "linked").symlink_to(tmp_path / "pkg")
+    (tmp_path / "pkg/alias.py").symlink_to(tmp_path / "pkg/mod.py")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/far.py").write_text("", "utf-8")
+    (tmp_path / "pkg/far.py").symlink_to(tmp_path / "elsewhere/far.py")
+    real = _RealPaths()
+    for rel in ("pkg/mod.py", "linked/mod.py", "linked/alias.py", "pkg/far.py", "linked/far.py"):
+        file = str(tmp_path / rel)
+        assert real(file) == Path(os.path.realpath(file)), rel
