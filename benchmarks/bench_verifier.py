@@ -49,7 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +79,11 @@ REPORTLOG = "pytest --report-log"
 JSONREPORT = "pytest --json-report"
 VERIFY_CLI = "loop-contract verify (CLI, sandbox)"
 VERIFY_PROCESS = "loop-contract verify (CLI, process isolation)"
+VERIFY_CHECKS_OFF = "loop-contract verify (CLI, sandbox, checks off)"
+ANCHOR_PLUGINS = "plain pytest (verify's plugins)"
 TARGET_SANDBOX_RATIO = 1.15  # verify in the sandbox: at most 1.15x plain pytest ...
 TARGET_SANDBOX_EXTRA_S = 0.5  # ... and at most 0.5 s over it
+TARGET_CHECKS_RATIO = 1.10  # the reward checks: at most 1.10x verify without them
 VERIFY_API = "verify() in-process call"
 
 
@@ -294,10 +297,13 @@ def bench_env(pycache: Path | None = None, write_bytecode: bool = False) -> dict
     return env
 
 
-def pytest_variants(out: Path) -> dict[str, list[str]]:
+def pytest_variants(out: Path, plugins: Sequence[str] = ()) -> dict[str, list[str]]:
+    """The pytest command lines; ``plugins`` (the baseline's allow-list, which verify's inner
+    run loads with ``-p``) gives the second anchor: plain pytest with the same plugins."""
     base = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     return {
         ANCHOR: base,
+        ANCHOR_PLUGINS: [*base, *(arg for name in plugins for arg in ("-p", name))],
         LOOP: [*base, "-p", "pytest_loopcontract.plugin", "--loop-contract"],
         REPORTLOG: [*base, "-p", "pytest_reportlog.plugin", f"--report-log={out / 'log.jsonl'}"],
         JSONREPORT: [
@@ -341,6 +347,8 @@ def run_cmd(
 # run time; the package is not edited) gives a per-phase breakdown of one verify() call.
 PHASES = (
     "load_baseline",
+    "pinned_contract",
+    "prepare_run",
     "_pinned_contract",
     "snapshot_worktree",
     "resolve_commit",
@@ -352,11 +360,17 @@ PHASES = (
     "pin_findings",
     "boundary_findings",
     "harness_findings",
+    "launcher_static_checks",
+    "diff_checkpoints",
+    "tree_size",
     "make_scratch",
     "export_tree",
     "purge_bytecode",
     "_restore_pins",
     "run_pytest",
+    "run_pytest: main run",
+    "run_pytest: vacuous-pass runs",
+    "vacuous_pass_check",
     "crosscheck_findings",
     "added_lines_from_diff",
     "evaluate",
@@ -370,6 +384,7 @@ def phase_timer() -> Iterator[dict[str, float]]:
     import pytest_loopcontract.verifier.verify as vmod
 
     spent: dict[str, float] = {}
+    calls: list[int] = []
     originals: dict[str, Callable[..., Any]] = {}
 
     def wrap(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -379,12 +394,17 @@ def phase_timer() -> Iterator[dict[str, float]]:
             try:
                 return fn(*a, **kw)
             finally:
-                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
+                took = time.perf_counter() - t0
+                spent[name] = spent.get(name, 0.0) + took
+                if name == "run_pytest":  # the first call is the main run
+                    calls.append(1)
+                    part = "main run" if len(calls) == 1 else "vacuous-pass runs"
+                    spent[f"run_pytest: {part}"] = spent.get(f"run_pytest: {part}", 0.0) + took
 
         return timed
 
     for name in PHASES:
-        fn = getattr(vmod, name, None)
+        fn = getattr(vmod, name, None) if ":" not in name else None
         if callable(fn):
             originals[name] = fn
             setattr(vmod, name, wrap(name, fn))
@@ -417,14 +437,74 @@ def run_verify_api(repo: Path, out: Path) -> dict[str, Any]:
 
 PYC = " [warm pyc]"
 
+# The reward checks switched off for one variant, by the benchmark alone (the package has no
+# such switch): the same single re-exec as ``loop-contract``'s own entry, then, in the clean
+# process, the static rules and the vacuous-pass run replaced by empty results and the
+# injected plugin's copy told to skip the runtime-patch watch and the module-origin record.
+CHECKS_OFF_ENTRY = r"""
+import json, os, sys
+from pytest_loopcontract import launcher
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BOOT = (
+    "import json, sys; boot = json.loads(sys.argv[1]); sys.path.extend(boot['path']); "
+    "sys.argv = ['loop-contract', *sys.argv[2:]]; import lc_checks_off; "
+    "from pytest_loopcontract.launcher import run_clean; sys.exit(run_clean(boot))"
+)
+repo = os.path.realpath(launcher._repository(os.getcwd()))
+boot = {"path": [HERE, *launcher.clean_path(repo)], "contaminated": [], "repo": repo}
+os.execv(sys.executable, [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(boot), *sys.argv[1:]])
+"""
+
+CHECKS_OFF = r'''
+"""Imported by lc_verify_checks_off.py in the clean launcher process (written by the benchmark)."""
+from pytest_loopcontract import runner as _runner
+from pytest_loopcontract import verify as _verify
+from pytest_loopcontract.reward_checks import RewardChecks
+
+_verify.launcher_static_checks = lambda *a, **k: RewardChecks()
+_verify.vacuous_pass_check = lambda *a, **k: RewardChecks()
+_inject = _runner.inject_inner
+_WATCH_OFF = (
+    "\nPatchWatch.check = lambda self, when: None\n"
+    "del PatchWatch.pytest_runtest_teardown\ndel PatchWatch.pytest_collection_finish\n"
+)
+_ORIGINS_OFF = "\ndef module_origins(root):\n    return {}\n"
+
+
+def _inject_without_checks(folder):
+    injected = _inject(folder)
+    package = injected / _runner.INNER_NAME
+    for name, tail in (("watch.py", _WATCH_OFF), ("collector.py", _ORIGINS_OFF)):
+        path = package / name
+        path.write_text(path.read_text("utf-8") + tail, "utf-8")
+    return injected
+
+
+_runner.inject_inner = _inject_without_checks
+'''
+
+
+def write_checks_off(out: Path) -> list[str]:
+    """The checks-off command line (files in ``out``)."""
+    (out / "lc_checks_off.py").write_text(CHECKS_OFF, "utf-8")
+    (out / "lc_verify_checks_off.py").write_text(CHECKS_OFF_ENTRY, "utf-8")
+    return [PY, str(out / "lc_verify_checks_off.py"), "verify", "--json"]
+
 
 def measure(
-    repo: Path, out: Path, repeat: int, pyc: bool, log: Callable[[str], None]
+    repo: Path,
+    out: Path,
+    repeat: int,
+    pyc: bool,
+    log: Callable[[str], None],
+    plugins: Sequence[str] = (),
 ) -> dict[str, Any]:
-    pyvariants = pytest_variants(out)
+    pyvariants = pytest_variants(out, plugins)
     pycache = out.parent / "pycache"
     cli = [PY, "-m", "pytest_loopcontract", "verify", "--json"]
-    names = [*pyvariants, VERIFY_CLI, VERIFY_PROCESS, VERIFY_API]
+    checks_off = write_checks_off(out)
+    names = [*pyvariants, VERIFY_CLI, VERIFY_CHECKS_OFF, VERIFY_PROCESS, VERIFY_API]
     if pyc:
         names += [ANCHOR + PYC, LOOP + PYC, REPORTLOG + PYC]
     times: dict[str, list[float]] = {n: [] for n in names}
@@ -444,10 +524,11 @@ def measure(
                 verdict = json.loads((repo / ".loop-contract/verdict.json").read_text("utf-8"))
                 if verdict.get("verdict") != "pass":
                     problems.append(f"{name}: verdict {verdict.get('verdict')}")
-        elif name in (VERIFY_CLI, VERIFY_PROCESS):
-            mode = "sandbox" if name == VERIFY_CLI else "process"
+        elif name in (VERIFY_CLI, VERIFY_PROCESS, VERIFY_CHECKS_OFF):
+            mode = "process" if name == VERIFY_PROCESS else "sandbox"
             env = {**bench_env(), "LOOP_CONTRACT_ISOLATION": mode}
-            elapsed, cpu, code = run_cmd(cli, repo, logfile, env)
+            command = checks_off if name == VERIFY_CHECKS_OFF else cli
+            elapsed, cpu, code = run_cmd(command, repo, logfile, env)
             if code != 0:
                 problems.append(f"{name}: exit {code} (see {logfile})")
             try:
@@ -458,6 +539,12 @@ def measure(
                 problems.append(f"{name}: verdict {doc.get('verdict')}")
             if doc.get("isolation") != mode:
                 problems.append(f"{name}: isolation {doc.get('isolation')}, wanted {mode}")
+            ran = {c.get("id"): c.get("status") for c in doc.get("tamper", {}).get("checks", [])}
+            wanted = (
+                {} if name == VERIFY_CHECKS_OFF else {"reward_rules": "ran", "vacuous_pass": "ran"}
+            )
+            if ran != wanted:
+                problems.append(f"{name}: reward checks {ran}, wanted {wanted}")
         else:
             result = run_verify_api(repo, out)
             elapsed, cpu = result["wall"], result["cpu"]
@@ -764,6 +851,9 @@ def main() -> int:
         "misses its target (default auto: only on a MISS)",
     )
     parser.add_argument("--results-dir", default=str(HERE / "results"))
+    parser.add_argument(
+        "--tag", default="", help="suffix of the results file: verifier-<date>-<tag>.json"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the generated repository")
     parser.add_argument("--quiet", action="store_true", help="only print the final report")
     args = parser.parse_args()
@@ -786,7 +876,7 @@ def main() -> int:
             f"{', '.join(project['allowed_plugins']) or '(none)'}"
         )
         log(f"measuring ({args.repeat} interleaved rounds + 1 warm-up) ...")
-        measured = measure(repo, out, args.repeat, not args.no_pyc, log)
+        measured = measure(repo, out, args.repeat, not args.no_pyc, log, project["allowed_plugins"])
         machine["fs_probe_2000_files_s_at_end"] = round(fs_probe(), 3)
         table = summarise(measured["times"], measured["cpus"])
         api = measured["api_runs"]
@@ -842,12 +932,25 @@ def main() -> int:
             "sandbox_verify_le_1_15x_plain": med[VERIFY_CLI] / med[ANCHOR] <= TARGET_SANDBOX_RATIO,
             "sandbox_verify_le_0_5s_over_plain": med[VERIFY_CLI] - med[ANCHOR]
             <= TARGET_SANDBOX_EXTRA_S,
+            "reward_checks_le_1_10x_verify_without": med[VERIFY_CLI] / med[VERIFY_CHECKS_OFF]
+            <= TARGET_CHECKS_RATIO,
         }
         overhead |= {
             "sandbox_verify_vs_plain_ratio": round(med[VERIFY_CLI] / med[ANCHOR], 3),
             "sandbox_verify_minus_plain_s": round(med[VERIFY_CLI] - med[ANCHOR], 3),
             "process_verify_vs_plain_ratio": round(med[VERIFY_PROCESS] / med[ANCHOR], 3),
             "sandbox_minus_process_verify_s": round(med[VERIFY_CLI] - med[VERIFY_PROCESS], 3),
+            "sandbox_verify_vs_plain_with_plugins_ratio": round(
+                med[VERIFY_CLI] / med[ANCHOR_PLUGINS], 3
+            ),
+            "sandbox_verify_minus_plain_with_plugins_s": round(
+                med[VERIFY_CLI] - med[ANCHOR_PLUGINS], 3
+            ),
+            "plain_with_plugins_minus_plain_s": round(med[ANCHOR_PLUGINS] - med[ANCHOR], 3),
+            "checks_off_vs_plain_ratio": round(med[VERIFY_CHECKS_OFF] / med[ANCHOR], 3),
+            "checks_off_minus_plain_s": round(med[VERIFY_CHECKS_OFF] - med[ANCHOR], 3),
+            "reward_checks_ratio": round(med[VERIFY_CLI] / med[VERIFY_CHECKS_OFF], 3),
+            "reward_checks_s": round(med[VERIFY_CLI] - med[VERIFY_CHECKS_OFF], 3),
         }
         profiles: dict[str, Any] = {}
         want_plugin = args.profile == "always" or (
@@ -870,8 +973,14 @@ def main() -> int:
             profiles["launcher_cprofile"] = profile_launcher(repo, out)
 
         commands = {
-            k: " ".join(["python", *v[1:]]) for k, v in pytest_variants(Path("$OUT")).items()
+            k: " ".join(["python", *v[1:]])
+            for k, v in pytest_variants(Path("$OUT"), project["allowed_plugins"]).items()
         }
+        commands[VERIFY_CHECKS_OFF] = (
+            "LOOP_CONTRACT_ISOLATION=sandbox python $OUT/lc_verify_checks_off.py verify --json "
+            "(the benchmark's own entry: static rules, vacuous-pass run, runtime-patch watch and "
+            "module-origin record replaced by nothing)"
+        )
         commands[VERIFY_CLI] = (
             "LOOP_CONTRACT_ISOLATION=sandbox python -m pytest_loopcontract verify --json"
         )
@@ -921,7 +1030,7 @@ def main() -> int:
         results_dir = Path(args.results_dir)
         results_dir.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now().strftime("%Y-%m-%d")
-        path = results_dir / f"verifier-{stamp}.json"
+        path = results_dir / f"verifier-{stamp}{'-' + args.tag if args.tag else ''}.json"
         if not args.keep:  # the .prof files live in the temp dir
             for prof in profiles.values():
                 prof.pop("profile", None)
@@ -986,6 +1095,22 @@ def print_report(result: dict[str, Any], path: Path) -> None:
             f"{o['pyc_cpu_inprocess_vs_reportlog_pct']:+.1f} % cpu"
         )
     print(
+        f"verify in the sandbox vs plain pytest : {o['sandbox_verify_vs_plain_ratio']:.3f}x, "
+        f"{o['sandbox_verify_minus_plain_s']:+.3f} s; vs plain pytest with verify's plugins "
+        f"{o['sandbox_verify_vs_plain_with_plugins_ratio']:.3f}x, "
+        f"{o['sandbox_verify_minus_plain_with_plugins_s']:+.3f} s (the plugins alone "
+        f"{o['plain_with_plugins_minus_plain_s']:+.3f} s)"
+    )
+    print(
+        f"verify, checks off vs plain pytest  : {o['checks_off_vs_plain_ratio']:.3f}x, "
+        f"{o['checks_off_minus_plain_s']:+.3f} s; reward checks cost "
+        f"{o['reward_checks_ratio']:.3f}x ({o['reward_checks_s']:+.3f} s)"
+    )
+    print(
+        f"process isolation vs plain pytest   : {o['process_verify_vs_plain_ratio']:.3f}x; "
+        f"sandbox minus process {o['sandbox_minus_process_verify_s']:+.3f} s"
+    )
+    print(
         f"launcher fixed cost (launcher_seconds): median {la['fixed_cost_median_s']:.3f} s, "
         f"min {la['fixed_cost_min_s']:.3f} s"
     )
@@ -1006,6 +1131,7 @@ def print_report(result: dict[str, Any], path: Path) -> None:
         "launcher_fixed_cost_lt_1s": "launcher fixed cost < 1 s",
         "sandbox_verify_le_1_15x_plain": "verify in the sandbox <= 1.15x plain pytest",
         "sandbox_verify_le_0_5s_over_plain": "verify in the sandbox <= 0.5 s over plain pytest",
+        "reward_checks_le_1_10x_verify_without": "reward checks <= 1.10x verify without them",
     }
     for key, status in result["targets"].items():
         print(f"  [{status}] {labels[key]}")

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_loopcontract.processes import kill_group, read_tail, spawn
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verifier.inner import CONFIG_ENV
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.sandbox import (
     PROCESS,
@@ -50,6 +49,9 @@ __all__ = [
 ]
 
 INNER_NAME = "_loopcontract_inner"
+# The variable naming the injected plugin's settings file; ``inner/__init__.py`` reads it. Not
+# imported from there: importing that package imports pytest, which the launcher never needs.
+CONFIG_ENV = "LOOP_CONTRACT_INNER"
 # The folder holding this package, readable in the sandbox: where pytest-loopcontract is also
 # installed in the test environment (editable, from a checkout under /tmp or $HOME), its
 # pytest11 entry point loads at baseline (plugin autoload on) and must find its files.

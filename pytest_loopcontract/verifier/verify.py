@@ -315,7 +315,8 @@ def verify(
     )
 
     nonce = secrets.token_hex(16)
-    scratch = make_scratch(tree_bytes=tree_size(root, tree))
+    tree_bytes = tree_size(root, tree)
+    scratch = make_scratch(tree_bytes=tree_bytes)
     private = Path(tempfile.mkdtemp(prefix="loopcontract-private-"))
     try:
         export_tree(root, tree, scratch)
@@ -395,7 +396,10 @@ def verify(
             contract,
             results,
             VacuousRunner(
-                prepare=prepare, run=rerun, pinned_source=blob_reader(root, baseline.pins)
+                prepare=prepare,
+                run=rerun,
+                pinned_source=blob_reader(root, baseline.pins),
+                tree_bytes=tree_bytes,
             ),
             skip_reason="the test run ended abnormally" if errors or run.results is None else "",
         )

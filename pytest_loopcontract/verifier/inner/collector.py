@@ -186,13 +186,14 @@ class ResultCollector:
 
 
 def write_results(path: str, data: dict[str, Any]) -> None:
-    """Write-then-rename; ASCII JSON, so lone surrogates in node ids travel as escapes."""
+    """Write-then-rename; ASCII JSON, so lone surrogates in node ids travel as escapes.
+
+    No fsync: the launcher reads the file after this process has ended, from the same page
+    cache, and a machine crash ends the verification anyway."""
     target = Path(path)
     tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
     with tmp.open("w", encoding="ascii") as fh:
-        json.dump(data, fh, ensure_ascii=True, separators=(",", ":"))
-        fh.flush()
-        os.fsync(fh.fileno())
+        fh.write(json.dumps(data, ensure_ascii=True, separators=(",", ":")))
     os.replace(tmp, target)
 
 
@@ -270,10 +271,29 @@ def _root_aliases(root: Path) -> list[Path]:
 
 
 def _inside(path: Path, roots: Sequence[Path]) -> Path | None:
+    text = str(path)
     for root in roots:
-        if path == root or root in path.parents:
+        folder = str(root)
+        if text == folder or text.startswith(folder.rstrip(os.sep) + os.sep):
             return root
     return None
+
+
+class _RealPaths:
+    """``os.path.realpath`` of many module files, each folder resolved once: a file that is
+    no symlink itself is its real folder plus its name (one ``lstat`` instead of one per path
+    component, for the thousand modules a run imports)."""
+
+    def __init__(self) -> None:
+        self.folders: dict[str, str] = {}
+
+    def __call__(self, file: str) -> Path:
+        folder, name = os.path.split(file)
+        real = self.folders.get(folder)
+        if real is None:
+            real = self.folders[folder] = os.path.realpath(folder)
+        path = os.path.join(real, name)
+        return Path(os.path.realpath(path) if os.path.islink(path) else path)
 
 
 def outside_imports(root: Path) -> list[dict[str, str]]:
@@ -281,6 +301,7 @@ def outside_imports(root: Path) -> list[dict[str, str]]:
     that name: the tests exercised an installed copy, not the tree being verified."""
     found = []
     roots = _root_aliases(root)
+    real = _RealPaths()
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
         if "." in name or not file:
@@ -289,7 +310,7 @@ def outside_imports(root: Path) -> list[dict[str, str]]:
             (c for c in (root / name, root / "src" / name, root / f"{name}.py") if c.exists()),
             None,
         )
-        if local is None or _inside(Path(file).resolve(), roots) is not None:
+        if local is None or _inside(real(str(file)), roots) is not None:
             continue
         found.append({"module": name, "imported": str(file), "local": str(local.relative_to(root))})
     return sorted(found, key=lambda e: e["module"])
@@ -302,12 +323,13 @@ def module_origins(root: Path) -> dict[str, str]:
     (a copy placed where the tests look first) is shadowing the code under test.
     """
     roots = _root_aliases(root)
+    real = _RealPaths()
     origins: dict[str, str] = {}
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
         if not isinstance(file, str) or name == "__main__":
             continue
-        path = Path(file).resolve()
+        path = real(file)
         base = _inside(path, roots)
         if base is not None and "__pycache__" not in path.parts:
             origins[name] = path.relative_to(base).as_posix()

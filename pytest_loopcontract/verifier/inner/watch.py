@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import sys
 from collections.abc import Generator
+from itertools import repeat
+from operator import attrgetter, is_not
+from types import MethodType
 from typing import Any
 
 import pytest
@@ -20,6 +24,7 @@ import pytest
 __all__ = ["WATCH_PROPERTY", "PatchWatch"]
 
 WATCH_PROPERTY = "loop_patched"
+_MISSING = object()
 # Module metadata, and ``_``, which doctest's display hook sets after every example.
 _UNWATCHED_BUILTINS = frozenset(
     {"_", "__name__", "__doc__", "__package__", "__loader__", "__spec__", "__debug__"}
@@ -65,43 +70,83 @@ WATCHED: tuple[tuple[str, str], ...] = (
 
 
 def _lookup(module: str, dotted: str) -> Any:
-    obj: Any = importlib.import_module(module)
+    """The watched object; a bound method (a classmethod looked up on its class is a new
+    object at every lookup) stands for the function it binds, which is what a patch replaces."""
+    obj: Any = sys.modules.get(module)
+    if obj is None:
+        obj = importlib.import_module(module)
     for part in dotted.split("."):
         obj = getattr(obj, part)
-    return obj
+    return _unbound(obj)
 
 
-def _snapshot() -> dict[str, int]:
-    taken: dict[str, int] = {}
+def _unbound(obj: Any) -> Any:
+    return obj.__func__ if isinstance(obj, MethodType) else obj
+
+
+def _bound(module: str, dotted: str) -> bool:
+    obj: Any = sys.modules[module]
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return isinstance(obj, MethodType)
+
+
+def _watched() -> dict[str, Any]:
+    """Everything watched, by name, as it is now (what is missing is left out)."""
+    taken: dict[str, Any] = {}
     for module, dotted in WATCHED:
         try:
-            taken[f"{module}.{dotted}"] = id(_lookup(module, dotted))
+            taken[f"{module}.{dotted}"] = _lookup(module, dotted)
         except (ImportError, AttributeError):
             continue
     for name, value in vars(builtins).items():
         if name not in _UNWATCHED_BUILTINS:
-            taken[f"builtins.{name}"] = id(value)
+            taken[f"builtins.{name}"] = value
     return taken
 
 
 class PatchWatch:
-    """Compares the watched identities with the ones taken at load; first change wins.
+    """Compares the watched objects with the ones taken at load; first change wins.
 
-    Changes travel on the test's user_properties (its teardown report), so they reach the
-    controller from pytest-xdist workers too.
+    The reference holds the objects themselves (so no address is ever reused by a new object)
+    and the check after each test is one pass of ``is`` over them; only when something differs
+    are the names resolved one by one. Changes travel on the test's user_properties (its
+    teardown report), so they reach the controller from pytest-xdist workers too.
     """
 
     def __init__(self) -> None:
-        self.reference = _snapshot()
-        # Hold the objects too, so an id is never reused by a new object at the same address.
-        self._keep = [_lookup(m, d) for m, d in WATCHED if _exists(m, d)]
+        taken = _watched()
+        self.names = tuple(taken)
+        self.reference = tuple(taken.values())
+        # A bound method's function is read through ``__func__``, so a replacement that is
+        # not a bound method any more fails the fast path and goes to the slow one.
+        self._getters = tuple(
+            (module, attrgetter(dotted + ".__func__" if _bound(module, dotted) else dotted))
+            for module, dotted in WATCHED
+            if f"{module}.{dotted}" in taken
+        )
+        self._builtins = tuple(
+            n[len("builtins.") :] for n in self.names if n.startswith("builtins.")
+        )
         self.seen: set[str] = set()
         self.pending: list[dict[str, str]] = []
 
+    def _unchanged(self) -> bool:
+        """Whether every watched object is still the one taken at load (the fast path)."""
+        modules = sys.modules
+        try:
+            now = [getter(modules[module]) for module, getter in self._getters]
+        except (KeyError, AttributeError):
+            return False
+        now += map(vars(builtins).get, self._builtins, repeat(_MISSING))
+        return not any(map(is_not, now, self.reference))
+
     def check(self, when: str) -> None:
-        now = _snapshot()
-        for name, ident in self.reference.items():
-            if name not in self.seen and now.get(name) != ident:
+        if self._unchanged():
+            return
+        current = _watched()
+        for name, ref in zip(self.names, self.reference, strict=True):
+            if name not in self.seen and (name not in current or current[name] is not ref):
                 self.seen.add(name)
                 self.pending.append({"object": name, "during": when})
 
@@ -118,11 +163,3 @@ class PatchWatch:
             for change in self.pending:
                 item.user_properties.append((WATCH_PROPERTY, change))
             self.pending = []
-
-
-def _exists(module: str, dotted: str) -> bool:
-    try:
-        _lookup(module, dotted)
-    except (ImportError, AttributeError):
-        return False
-    return True

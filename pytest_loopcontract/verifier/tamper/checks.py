@@ -53,7 +53,7 @@ from pytest_loopcontract.verifier.workspace import (
     make_scratch,
     matches_any,
     read_blobs,
-    remove_tree,
+    remove_tree_later,
 )
 
 __all__ = [
@@ -261,6 +261,7 @@ class VacuousRunner:
     prepare: Callable[[Path], None]
     run: Callable[[Path, Sequence[str], float], PytestRun]
     pinned_source: Callable[[str], bytes | None]
+    tree_bytes: int | None = None  # lets the scratch tree go to a memory-backed tmpfs
 
 
 def vacuous_pass_check(
@@ -366,7 +367,7 @@ def _run_mutants(
     left = deadline - time.monotonic()
     if left <= 0:
         return "timed_out: no time left for the mutation run"
-    scratch = make_scratch(prefix="loopcontract-mutant-")
+    scratch = make_scratch(prefix="loopcontract-mutant-", tree_bytes=runner.tree_bytes)
     try:
         runner.prepare(scratch)
         for path, text in files.items():
@@ -378,7 +379,7 @@ def _run_mutants(
     except (OSError, WorkspaceError) as exc:
         return f"not_run: the mutation run could not start ({exc})"
     finally:
-        remove_tree(scratch)
+        remove_tree_later(scratch)
     if run.timed_out:
         return f"timed_out: the mutation run exceeded {left:.0f}s (tamper.vacuous_pass.timeout)"
     if run.results is None:
