@@ -458,9 +458,9 @@ os.execv(sys.executable, [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(boo
 
 CHECKS_OFF = r'''
 """Imported by lc_verify_checks_off.py in the clean launcher process (written by the benchmark)."""
-from pytest_loopcontract import runner as _runner
-from pytest_loopcontract import verify as _verify
-from pytest_loopcontract.reward_checks import RewardChecks
+from pytest_loopcontract.verifier import runner as _runner
+from pytest_loopcontract.verifier import verify as _verify
+from pytest_loopcontract.verifier.tamper.checks import RewardChecks
 
 _verify.launcher_static_checks = lambda *a, **k: RewardChecks()
 _verify.vacuous_pass_check = lambda *a, **k: RewardChecks()

@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 from _pytest.reports import TestReport
 from _pytest.runner import CallInfo
-from pytest_loopcontract.inner import CONFIG_ENV
-from pytest_loopcontract.inner.watch import PatchWatch
 from test_reward_verify import finding_codes, make_project, reset, verify, write
 
 from pytest_loopcontract import runner
+from pytest_loopcontract.verifier.inner.watch import PatchWatch
+from pytest_loopcontract.verifier.runner import CONFIG_ENV
 
 # --- the watch itself ------------------------------------------------------------------------
 
@@ -100,7 +100,7 @@ def test_launcher_and_injected_plugin_agree_on_the_settings_variable() -> None:
 def test_the_launcher_imports_no_pytest() -> None:
     """The verifier's modules load without pytest (it is the test environment's business)."""
     code = (
-        "import sys, pytest_loopcontract.cli, pytest_loopcontract.verify; "
+        "import sys, pytest_loopcontract.cli.main, pytest_loopcontract.verifier.verify; "
         "print(sorted(m for m in sys.modules if m == 'pytest' or m.startswith('_pytest.')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -201,7 +201,7 @@ def test_a_copy_that_shadows_the_module_is_caught(repo: Path) -> None:
 
 
 def test_real_paths_of_module_files_match_realpath(tmp_path: Path) -> None:
-    from pytest_loopcontract.inner.collector import _RealPaths
+    from pytest_loopcontract.verifier.inner.collector import _RealPaths
 
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg/mod.py").write_text("", "utf-8")
