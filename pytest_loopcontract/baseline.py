@@ -11,11 +11,12 @@ import json
 import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from . import gates
+from .baseline_format import FORMAT, BaselineFormatError, decode_sets, encode_sets
 from .contract import Contract, parse_contract
 from .evaluate import utc_now
 from .tamper import protected_paths
@@ -67,8 +68,13 @@ class BaselineRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["schema_version"] = 1
+        """The ``baseline.json`` document: the test sets as compact id sets (format 2)."""
+        # Field by field, not asdict(): a deep copy of 60,000 ids only to drop them again.
+        sets = encode_sets(self.outcomes, self.pass_to_pass)
+        data: dict[str, Any] = {"schema_version": FORMAT}
+        for f in fields(self):
+            if f.name != "collected":  # every id of the outcome sets: not written
+                data[f.name] = sets.get(f.name, getattr(self, f.name))
         data["pins"] = {p: asdict(pin) for p, pin in sorted(self.pins.items())}
         return data
 
@@ -76,6 +82,7 @@ class BaselineRecord:
     def from_json(cls, data: Mapping[str, Any]) -> BaselineRecord:
         try:
             pins = {str(p): Pin(**v) for p, v in dict(data["pins"]).items()}
+            collected, outcomes, pass_to_pass = decode_sets(data)
             return cls(
                 commit=str(data["commit"]),
                 tree=str(data["tree"]),
@@ -83,17 +90,19 @@ class BaselineRecord:
                 contract_sha256=str(data["contract_sha256"]),
                 contract_id=str(data["contract_id"]),
                 mode=str(data["mode"]),
-                collected=[str(n) for n in data["collected"]],
-                outcomes={str(k): str(v) for k, v in dict(data["outcomes"]).items()},
+                collected=collected,
+                outcomes=outcomes,
                 fail_to_pass=[str(n) for n in data["fail_to_pass"]],
-                pass_to_pass=[str(n) for n in data["pass_to_pass"]],
+                pass_to_pass=pass_to_pass,
                 pins=pins,
                 protected_globs=[str(g) for g in data["protected_globs"]],
                 plugins=[str(p) for p in data["plugins"]],
                 created=str(data.get("created", "")),
                 extra=dict(data.get("extra") or {}),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except BaselineFormatError as exc:
+            raise WorkspaceError(str(exc), exit_code=27) from None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise WorkspaceError(
                 f"baseline record is damaged ({exc}): run 'loop-contract baseline' again",
                 exit_code=27,

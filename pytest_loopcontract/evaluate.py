@@ -18,6 +18,7 @@ from typing import Any
 
 from . import __version__, gates, hooks
 from .contract import Contract, HardGate
+from .idsets import pack_ids
 from .processes import kill_group, read_tail
 from .results import RunResults
 from .verdict import Finding, Reason, build_verdict, environment_info
@@ -218,7 +219,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
             "recorded": evidence.pass_to_pass is not None,
             "commit": evidence.base_commit,
             "fail_to_pass": list(evidence.fail_to_pass or ()),
-            "pass_to_pass": list(evidence.pass_to_pass or ()),
+            "pass_to_pass": pack_ids(evidence.pass_to_pass or ()),
             **({"unstable": list(evidence.unstable)} if evidence.unstable else {}),
         },
         environment=_environment(evidence),
@@ -231,6 +232,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
         egress=_egress_summary(contract, results),
         confinement=evidence.confinement,
         reruns=evidence.reruns,
+        durations=any(g.metric.startswith("duration.") for g in contract.measured_gates),
     )
     hooks.plugin_manager().hook.loopcontract_verdict(verdict=document)
     return document

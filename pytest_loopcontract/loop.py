@@ -41,6 +41,7 @@ from .verdict import (
     EXIT_TAMPER,
     write_json_atomic,
 )
+from .verdict_tests import failing_tests
 from .verify import pinned_contract, verify
 from .workspace import STATE_DIR, matches_any
 
@@ -215,7 +216,7 @@ def progress_line(
 
 
 def _failing(verdict: Mapping[str, Any]) -> list[str]:
-    return sorted(t["nodeid"] for t in verdict["tests"] if t["outcome"] != "passed")
+    return sorted(failing_tests(verdict))
 
 
 def _checkpoint_notes(state: Mapping[str, Any]) -> list[str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .gates import DodResult, GateResult
+from .verdict_tests import pack_tests
 
 __all__ = [
     "EXIT_AWAIT_HUMAN",
@@ -41,7 +42,7 @@ __all__ = [
     "write_text_atomic",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: compact tests and pass_to_pass (verdict_tests.py, idsets.py)
 
 EXIT_MET = 0
 EXIT_NOT_MET = 20
@@ -157,8 +158,12 @@ def build_verdict(
     confinement: Mapping[str, Any] | None = None,
     reruns: Sequence[Mapping[str, Any]] = (),
     checks: Sequence[Mapping[str, Any]] = (),
+    durations: bool = False,
 ) -> dict[str, Any]:
-    """Assemble the verdict document in the shape ``schemas/verdict.schema.json`` fixes."""
+    """Assemble the verdict document in the shape ``schemas/verdict.schema.json`` fixes.
+
+    ``tests`` are per-test records; they are written compactly (:func:`pack_tests`), with the
+    durations of passed tests only when ``durations`` (a gate measured them)."""
     verdict, exit_code, reasons = decide(hard, measured, findings, errors, checkpoints)
     decision = {"pass": "done", "fail": "continue", "error": "continue"}[verdict]
     if exit_code == EXIT_AWAIT_HUMAN:
@@ -191,7 +196,7 @@ def build_verdict(
             **({"checks": [dict(c) for c in checks]} if checks else {}),
         },
         "baseline": dict(baseline),
-        "tests": [dict(t) for t in tests],
+        "tests": pack_tests(tests, durations=durations),
         "summary": _summary(str(t["outcome"]) for t in tests),
         "loop": {"iteration": None, "decision": decision, "stop_reason": None},
         "environment": dict(environment),

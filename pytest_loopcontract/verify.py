@@ -39,6 +39,7 @@ from .tamper import (
 )
 from .testenv import environment_differences
 from .verdict import Finding, Reason, write_json_atomic
+from .verdict_tests import failing_tests
 from .workspace import (
     STATE_DIR,
     TreeEntry,
@@ -426,7 +427,7 @@ def verify(
             remove_tree_later(scratch)
         remove_tree(private)
     write_json_atomic(target, document)
-    failing = [t["nodeid"] for t in document["tests"] if t["outcome"] != "passed"]
+    failing = failing_tests(document)
     return VerifyOutcome(
         document,
         target,

@@ -33,6 +33,7 @@ from test_launcher import (
     with_pytest_settings,
 )
 
+from pytest_loopcontract.idsets import unpack_ids
 from pytest_loopcontract.sandbox import bwrap_problem
 
 HAS_BWRAP = bwrap_problem() == ""
@@ -399,7 +400,9 @@ def test_contract_env_and_pythonpath_reach_only_the_tests(tmp_path: Path) -> Non
     assert baseline.returncode == 0, baseline.stderr
     assert (
         "tests/test_env.py::test_env"
-        in json.loads((repo / ".loop-contract/baseline.json").read_text("utf-8"))["pass_to_pass"]
+        in unpack_ids(
+            json.loads((repo / ".loop-contract/baseline.json").read_text("utf-8"))["pass_to_pass"]
+        )
     )
 
 

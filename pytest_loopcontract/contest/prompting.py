@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..contract import Contract
+from ..verdict_tests import failing_tests
 
 __all__ = ["contest_prompt", "retry_notes"]
 
@@ -83,7 +84,7 @@ def retry_notes(verdict: Mapping[str, Any]) -> list[str]:
                 f"measured gate `{gate.get('id')}`: {gate.get('metric')} observed "
                 f"{gate.get('observed')} against {gate.get('op')} {gate.get('threshold')}"
             )
-    failing = [t["nodeid"] for t in verdict.get("tests") or [] if t.get("outcome") != "passed"]
+    failing = failing_tests(verdict)
     notes.extend(f"test did not pass: {nodeid}" for nodeid in failing[:20])
     if len(failing) > 20:
         notes.append(f"... and {len(failing) - 20} more tests")
