@@ -19,6 +19,7 @@ from . import gates
 from .baseline_format import FORMAT, BaselineFormatError, decode_sets, encode_sets
 from .contract import Contract, parse_contract
 from .evaluate import utc_now
+from .stability import outcome_changes, repeat_runs
 from .tamper import protected_paths
 from .verdict import write_json_atomic
 from .workspace import (
@@ -241,11 +242,28 @@ def take_baseline(
             confinement=setup.confinement,
             egress=contract.egress_allow,
         )
+        # pytest.stability_runs: the same run again, to find pass-to-pass tests that flake.
+        repeats = repeat_runs(
+            lambda: run_pytest(
+                scratch,
+                nonce=secrets.token_hex(16),
+                autoload=True,
+                extra_args=contract.pytest.args,
+                timeout=contract.pytest.timeout,
+                testenv=setup.testenv,
+                confinement=setup.confinement,
+                egress=contract.egress_allow,
+            ),
+            contract.pytest.stability_runs,
+        )
     finally:
         remove_tree(scratch)
-    if run.results is None or run.exit_code not in (0, 1):
-        raise BaselineRefused(broken_run_message(run, setup.testenv.python))
+    for number, broken in enumerate([run, *repeats], start=1):
+        if broken.results is None or broken.exit_code not in (0, 1):
+            where = f"run {number} (pytest.stability_runs): " if number > 1 else ""
+            raise BaselineRefused(where + broken_run_message(broken, setup.testenv.python))
     results = run.results
+    assert results is not None  # checked just above
     if results.outside_imports:
         raise BaselineRefused(outside_import_message(results.outside_imports[0], run.isolation))
     outcomes = results.outcomes()
@@ -256,6 +274,12 @@ def take_baseline(
     _check_mode_rule(contract, dod, outcomes, results.collect_errors)
 
     unstable = unstable_ids(results, again.results)
+    shaky = {u["nodeid"] for u in unstable}
+    unstable += outcome_changes(
+        outcomes,
+        [r.results.outcomes() for r in repeats if r.results is not None],
+        [n for n, o in outcomes.items() if o == "passed" and n not in shaky],
+    )
     shaky = {u["nodeid"] for u in unstable}
     passed = [n for n, o in outcomes.items() if o == "passed" and n not in shaky]
     fail_to_pass = [n for n in acceptance if outcomes.get(n) != "passed" and n not in shaky]
@@ -309,7 +333,7 @@ def take_baseline(
     return record
 
 
-def unstable_ids(first: Any, second: Any) -> list[dict[str, str]]:
+def unstable_ids(first: Any, second: Any) -> list[dict[str, Any]]:
     """Test ids of the baseline run that a second collection did not produce again."""
     if second is None or not second.collected:
         return []
