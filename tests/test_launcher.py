@@ -38,7 +38,6 @@ from test_baseline import (
 from pytest_loopcontract.contract import parse_contract
 from pytest_loopcontract.evaluate import Evidence, evaluate, utc_now
 from pytest_loopcontract.results import RunResults, TestRecord
-from pytest_loopcontract.verdict_tests import verdict_records
 from pytest_loopcontract.runner import run_pytest
 from pytest_loopcontract.tamper import (
     boundary_findings,
@@ -46,6 +45,7 @@ from pytest_loopcontract.tamper import (
     harness_findings,
     pin_findings,
 )
+from pytest_loopcontract.verdict_tests import verdict_records
 from pytest_loopcontract.verify import _run_errors
 from pytest_loopcontract.workspace import DEFAULT_PROTECT, Pin, TreeEntry, match_glob
 
