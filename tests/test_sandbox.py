@@ -398,11 +398,8 @@ def test_contract_env_and_pythonpath_reach_only_the_tests(tmp_path: Path) -> Non
     (repo / "lib").mkdir()
     baseline = cli(repo, "baseline", "--json", env={"PYTHONPATH": str(tmp_path)})
     assert baseline.returncode == 0, baseline.stderr
-    assert (
-        "tests/test_env.py::test_env"
-        in unpack_ids(
-            json.loads((repo / ".loop-contract/baseline.json").read_text("utf-8"))["pass_to_pass"]
-        )
+    assert "tests/test_env.py::test_env" in unpack_ids(
+        json.loads((repo / ".loop-contract/baseline.json").read_text("utf-8"))["pass_to_pass"]
     )
 
 
