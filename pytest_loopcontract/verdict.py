@@ -14,6 +14,7 @@ from functools import cache
 from importlib import metadata, resources
 from typing import Any
 
+from pytest_loopcontract.verdict_tests import failing_tests, pack_tests, verdict_records
 from pytest_loopcontract.verifier.gates import DodResult, GateResult
 
 __all__ = [
@@ -35,7 +36,7 @@ __all__ = [
     "validate_verdict",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: compact tests and pass_to_pass (verdict_tests.py, idsets.py)
 
 EXIT_MET = 0
 EXIT_NOT_MET = 20
@@ -168,8 +169,12 @@ def build_verdict(
     confinement: Mapping[str, Any] | None = None,
     reruns: Sequence[Mapping[str, Any]] = (),
     checks: Sequence[Mapping[str, Any]] = (),
+    durations: bool = False,
 ) -> dict[str, Any]:
-    """Assemble the verdict document in the shape ``schemas/verdict.schema.json`` fixes."""
+    """Assemble the verdict document in the shape ``schemas/verdict.schema.json`` fixes.
+
+    ``tests`` are per-test records; they are written compactly (:func:`pack_tests`), with the
+    durations of passed tests only when ``durations`` (a gate measured them)."""
     verdict, exit_code, reasons = decide(hard, measured, findings, errors, checkpoints)
     decision = {"pass": "done", "fail": "continue", "error": "continue"}[verdict]
     if exit_code == EXIT_AWAIT_HUMAN:
@@ -190,7 +195,7 @@ def build_verdict(
         },
         "tamper": _tamper_json(findings, checks),
         "baseline": dict(baseline),
-        "tests": [dict(t) for t in tests],
+        "tests": pack_tests(tests, durations=durations),
         "summary": _summary(str(t["outcome"]) for t in tests),
         "loop": {"iteration": None, "decision": decision, "stop_reason": None},
         "environment": dict(environment),
@@ -266,12 +271,13 @@ class VerdictView:
     document: Mapping[str, Any]
 
     def failing_tests(self) -> list[str]:
-        """Node ids of the tests that did not pass, in the verdict's order."""
-        return [
-            str(t.get("nodeid"))
-            for t in _maps(self.document.get("tests"))
-            if t.get("outcome") != "passed"
-        ]
+        """Node ids of the tests that did not pass, in the verdict's order (either format of
+        the ``tests`` section)."""
+        return failing_tests(self.document)
+
+    def records(self) -> list[dict[str, Any]]:
+        """The per-test records the verdict carries (every test that did not pass, in format 2)."""
+        return verdict_records(self.document)
 
     def dod_item(self, item_id: str) -> Mapping[str, Any] | None:
         """The verdict's entry for one DoD item, or None."""

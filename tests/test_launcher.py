@@ -26,6 +26,7 @@ import pytest
 
 from pytest_loopcontract.contract.model import parse_contract
 from pytest_loopcontract.fsio import utc_now
+from pytest_loopcontract.verdict_tests import verdict_records
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate
 from pytest_loopcontract.verifier.results import RunResults, TestRecord
 from pytest_loopcontract.verifier.runner import run_pytest
@@ -251,7 +252,7 @@ def test_hidden_hard_exit_is_an_error_without_results(tmp_path: Path) -> None:
     reasons = {r["code"]: r["message"] for r in verdict["reasons"]}
     assert "no_results" in reasons
     assert "exit 1" in reasons["no_results"]
-    assert verdict["tests"] == []
+    assert verdict_records(verdict) == []
     assert verdict["dod"][0]["status"] != "done"
 
 
@@ -319,7 +320,7 @@ def test_twenty_megabytes_of_captured_output_in_a_failure_stay_out_of_the_verdic
     assert verdict["verdict"] == "fail"
     assert code == 20
     assert len(json.dumps(verdict)) < 200_000
-    failed = [t for t in verdict["tests"] if t["outcome"] == "failed"]
+    failed = [t for t in verdict_records(verdict) if t["outcome"] == "failed"]
     assert [t["nodeid"] for t in failed] == ["tests/test_core.py::test_triple"]
 
 
@@ -873,7 +874,7 @@ def test_planted_bytecode_is_purged(tmp_path: Path) -> None:
     code, verdict = verify_json(repo)
     assert verdict["verdict"] == "fail"
     assert code == 20
-    failing = [t["nodeid"] for t in verdict["tests"] if t["outcome"] == "failed"]
+    failing = [t["nodeid"] for t in verdict_records(verdict) if t["outcome"] == "failed"]
     assert failing == ["tests/test_core.py::test_triple"]
     files = probes(probe)[-1]["files"]
     assert not [f for f in files if "__pycache__" in f or f.endswith((".pyc", ".pyo"))]
@@ -917,7 +918,7 @@ def test_restoring_pins_never_writes_through_a_symlinked_folder(tmp_path: Path) 
     found = {(f["code"], f.get("path", "")) for f in verdict["tamper"]["findings"]}
     assert ("protected_path_deleted", "tests/test_core.py") in found
     # the pinned test ran (and failed on the unfixed code) ...
-    failing = [t["nodeid"] for t in verdict["tests"] if t["outcome"] == "failed"]
+    failing = [t["nodeid"] for t in verdict_records(verdict) if t["outcome"] == "failed"]
     assert failing == ["tests/test_core.py::test_triple"]
     # ... and nothing outside the scratch copy was touched
     assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_loopcontract.verdict_tests import verdict_records
 from testing.repos import assert_valid_verdict
 
 pytest_plugins = ["pytester"]
@@ -126,7 +127,7 @@ def test_collection_error_fails_the_item(pytester: pytest.Pytester) -> None:
     assert result.ret == 20
     verdict = read_verdict(pytester)
     assert verdict["dod"][0]["tests"][0]["outcome"] == "error"
-    assert any(t["when"] == "collect" for t in verdict["tests"])
+    assert any(t["when"] == "collect" for t in verdict_records(verdict))
 
 
 def test_teardown_error_turns_pass_into_error(pytester: pytest.Pytester) -> None:

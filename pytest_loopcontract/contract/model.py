@@ -125,6 +125,7 @@ class PytestSettings:
     timeout: float = 1800.0
     python: str | None = None
     reruns: int = 0
+    stability_runs: int = 1  # runs of the suite at baseline; 2+ finds flaky pass-to-pass tests
     include_untracked: tuple[str, ...] = ()
     pythonpath: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
@@ -271,6 +272,7 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         python=str(pytest_raw["python"]) if pytest_raw.get("python") else None,
         pythonpath=_strings(pytest_raw.get("pythonpath")),
         reruns=int(pytest_raw.get("reruns", 0)),
+        stability_runs=int(pytest_raw.get("stability_runs", 1)),
         include_untracked=_strings(pytest_raw.get("include_untracked")),
         env={str(k): str(v) for k, v in dict(pytest_raw.get("env") or {}).items()},
     )

@@ -11,6 +11,7 @@ from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.verdict import VerdictView
+from pytest_loopcontract.verdict_tests import verdict_records
 
 __all__ = ["build_prompt", "substitute"]
 
@@ -43,8 +44,8 @@ def _failure_lines(verdict: Mapping[str, Any]) -> list[str]:
     lines = [f"- {r['code']}: {_clip(r['message'])}" for r in verdict.get("reasons", [])]
     messages = {
         t["nodeid"]: t.get("message", "")
-        for t in verdict.get("tests", [])
-        if t["outcome"] in ("failed", "error") and t.get("message")
+        for t in verdict_records(verdict)
+        if t.get("outcome") in ("failed", "error") and t.get("message")
     }
     for nodeid, message in list(messages.items())[:5]:
         lines.append(f"--- {nodeid}\n{_clip(message, 1500)}")

@@ -11,7 +11,7 @@ import json
 import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -21,6 +21,13 @@ from pytest_loopcontract.fsio import utc_now, write_json_atomic
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import EXIT_BASELINE
 from pytest_loopcontract.verifier import gates
+from pytest_loopcontract.verifier.baseline_format import (
+    FORMAT,
+    BaselineFormatError,
+    decode_sets,
+    encode_sets,
+)
+from pytest_loopcontract.verifier.stability import outcome_changes, repeat_runs
 from pytest_loopcontract.verifier.tamper.pins import protected_paths
 from pytest_loopcontract.verifier.workspace import (
     DEFAULT_PROTECT,
@@ -69,8 +76,13 @@ class BaselineRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["schema_version"] = 1
+        """The ``baseline.json`` document: the test sets as compact id sets (format 2)."""
+        # Field by field, not asdict(): a deep copy of 60,000 ids only to drop them again.
+        sets = encode_sets(self.outcomes, self.pass_to_pass)
+        data: dict[str, Any] = {"schema_version": FORMAT}
+        for f in fields(self):
+            if f.name != "collected":  # every id of the outcome sets: not written
+                data[f.name] = sets.get(f.name, getattr(self, f.name))
         data["pins"] = {p: asdict(pin) for p, pin in sorted(self.pins.items())}
         return data
 
@@ -78,6 +90,7 @@ class BaselineRecord:
     def from_json(cls, data: Mapping[str, Any]) -> BaselineRecord:
         try:
             pins = {str(p): Pin(**v) for p, v in dict(data["pins"]).items()}
+            collected, outcomes, pass_to_pass = decode_sets(data)
             return cls(
                 commit=str(data["commit"]),
                 tree=str(data["tree"]),
@@ -85,17 +98,19 @@ class BaselineRecord:
                 contract_sha256=str(data["contract_sha256"]),
                 contract_id=str(data["contract_id"]),
                 mode=str(data["mode"]),
-                collected=[str(n) for n in data["collected"]],
-                outcomes={str(k): str(v) for k, v in dict(data["outcomes"]).items()},
+                collected=collected,
+                outcomes=outcomes,
                 fail_to_pass=[str(n) for n in data["fail_to_pass"]],
-                pass_to_pass=[str(n) for n in data["pass_to_pass"]],
+                pass_to_pass=pass_to_pass,
                 pins=pins,
                 protected_globs=[str(g) for g in data["protected_globs"]],
                 plugins=[str(p) for p in data["plugins"]],
                 created=str(data.get("created", "")),
                 extra=dict(data.get("extra") or {}),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except BaselineFormatError as exc:
+            raise WorkspaceError(str(exc), exit_code=27) from None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise WorkspaceError(
                 f"baseline record is damaged ({exc}): run 'loop-contract baseline' again",
                 exit_code=27,
@@ -233,11 +248,28 @@ def take_baseline(
             confinement=setup.confinement,
             egress=contract.egress_allow,
         )
+        # pytest.stability_runs: the same run again, to find pass-to-pass tests that flake.
+        repeats = repeat_runs(
+            lambda: run_pytest(
+                scratch,
+                nonce=secrets.token_hex(16),
+                autoload=True,
+                extra_args=contract.pytest.args,
+                timeout=contract.pytest.timeout,
+                testenv=setup.testenv,
+                confinement=setup.confinement,
+                egress=contract.egress_allow,
+            ),
+            contract.pytest.stability_runs,
+        )
     finally:
         remove_tree(scratch)
-    if run.results is None or run.exit_code not in (0, 1):
-        raise BaselineRefused(broken_run_message(run, setup.testenv.python))
+    for number, broken in enumerate([run, *repeats], start=1):
+        if broken.results is None or broken.exit_code not in (0, 1):
+            where = f"run {number} (pytest.stability_runs): " if number > 1 else ""
+            raise BaselineRefused(where + broken_run_message(broken, setup.testenv.python))
     results = run.results
+    assert results is not None  # checked just above
     if results.outside_imports:
         raise BaselineRefused(outside_import_message(results.outside_imports[0], run.isolation))
     outcomes = results.outcomes()
@@ -248,6 +280,12 @@ def take_baseline(
     _check_mode_rule(contract, dod, outcomes, results.collect_errors)
 
     unstable = unstable_ids(results, again.results)
+    shaky = {u["nodeid"] for u in unstable}
+    unstable += outcome_changes(
+        outcomes,
+        [r.results.outcomes() for r in repeats if r.results is not None],
+        [n for n, o in outcomes.items() if o == "passed" and n not in shaky],
+    )
     shaky = {u["nodeid"] for u in unstable}
     passed = [n for n, o in outcomes.items() if o == "passed" and n not in shaky]
     fail_to_pass = [n for n in acceptance if outcomes.get(n) != "passed" and n not in shaky]
@@ -301,7 +339,7 @@ def take_baseline(
     return record
 
 
-def unstable_ids(first: Any, second: Any) -> list[dict[str, str]]:
+def unstable_ids(first: Any, second: Any) -> list[dict[str, Any]]:
     """Test ids of the baseline run that a second collection did not produce again."""
     if second is None or not second.collected:
         return []

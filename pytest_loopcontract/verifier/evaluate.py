@@ -18,6 +18,7 @@ from typing import Any
 from pytest_loopcontract import __version__, hooks
 from pytest_loopcontract.contract.model import Contract, HardGate
 from pytest_loopcontract.fsio import utc_now
+from pytest_loopcontract.idsets import pack_ids
 from pytest_loopcontract.processes import kill_group, read_tail, spawn
 from pytest_loopcontract.verdict import Finding, Reason, build_verdict, environment_info
 from pytest_loopcontract.verifier import gates
@@ -207,7 +208,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
             "recorded": evidence.pass_to_pass is not None,
             "commit": evidence.base_commit,
             "fail_to_pass": list(evidence.fail_to_pass or ()),
-            "pass_to_pass": list(evidence.pass_to_pass or ()),
+            "pass_to_pass": pack_ids(evidence.pass_to_pass or ()),
             **({"unstable": list(evidence.unstable)} if evidence.unstable else {}),
         },
         environment=_environment(evidence),
@@ -220,6 +221,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
         egress=_egress_summary(contract, results),
         confinement=evidence.confinement,
         reruns=evidence.reruns,
+        durations=any(g.metric.startswith("duration.") for g in contract.measured_gates),
     )
     hooks.plugin_manager().hook.loopcontract_verdict(verdict=document)
     return document

@@ -157,7 +157,7 @@ def incomplete_verdict(
         findings=[],
         errors=[Reason("run_incomplete", "the test run started but never finished")],
         tests=[],
-        baseline={"fail_to_pass": [], "pass_to_pass": [], "recorded": False},
+        baseline={"fail_to_pass": [], "pass_to_pass": {}, "recorded": False},
         environment=environment_info(None, None),
         timing={"started": started, "finished": started, "duration_s": 0.0},
         tool_version=__version__,

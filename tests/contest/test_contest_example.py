@@ -30,6 +30,7 @@ from pytest_loopcontract.contest.matrix import Cell, score_matrix
 from pytest_loopcontract.contest.packets import CandidateView, build_packet
 from pytest_loopcontract.contest.prompting import contest_prompt, retry_notes
 from pytest_loopcontract.contract.model import Contract, load_contract
+from pytest_loopcontract.idsets import unpack_ids
 from testing.repos import ROOT, assert_valid_verdict, git, init_repo, run_cli
 
 CONTEST = ROOT / "examples" / "contest"
@@ -313,7 +314,8 @@ def test_baseline_is_adopted_in_fix_mode(repo: Path) -> None:
     assert baseline["mode"] == "fix"
     assert "tests/test_tick_cost.py::test_arithmetic_per_tick" in baseline["fail_to_pass"]
     assert "tests/test_rolling_mean.py::test_negative_values" in baseline["fail_to_pass"]
-    assert "tests/test_exponential.py::test_each_value_counts_alpha" in baseline["pass_to_pass"]
+    pass_to_pass = unpack_ids(baseline["pass_to_pass"])
+    assert "tests/test_exponential.py::test_each_value_counts_alpha" in pass_to_pass
     assert not any("window_must_be" in n for n in baseline["fail_to_pass"])
 
 

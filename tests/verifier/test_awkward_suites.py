@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pytest_loopcontract.idsets import unpack_ids
+from pytest_loopcontract.verdict_tests import verdict_outcomes, verdict_records
 from testing.verifier_project import (
     FIXED,
     PYPROJECT,
@@ -65,15 +67,15 @@ def test_lone_surrogates_in_ids_and_messages_survive(tmp_path: Path) -> None:
     raw = (repo / ".loop-contract/baseline.json").read_bytes()
     raw.decode("utf-8")  # valid UTF-8: the surrogate travels as a JSON escape
     recorded = read_baseline(repo)
-    surrogate_ids = [n for n in recorded["pass_to_pass"] if "\udcff" in n]
+    surrogate_ids = [n for n in unpack_ids(recorded["pass_to_pass"]) if "\udcff" in n]
     assert surrogate_ids, recorded["pass_to_pass"]
     (repo / "src/mini/core.py").write_text(FIXED, "utf-8")
     code, verdict = verify_json(repo)
     assert code == 0, verdict["reasons"]
     assert "tests_missing" not in finding_codes(verdict)
-    ran = {t["nodeid"]: t for t in verdict["tests"]}
-    assert all(ran[n]["outcome"] == "passed" for n in surrogate_ids)
-    failing = [t for t in verdict["tests"] if t["outcome"] == "failed"]
+    ran = verdict_outcomes(verdict)
+    assert all(ran[n] == "passed" for n in surrogate_ids)
+    failing = [t for t in verdict_records(verdict) if t["outcome"] == "failed"]
     assert any("\udcff" in t.get("message", "") for t in failing)
     printed = cli(repo, "verify")
     assert printed.returncode == 0
@@ -97,7 +99,7 @@ def test_in_process_verdict_with_surrogates_is_written(tmp_path: Path) -> None:
     )
     assert "UnicodeEncodeError" not in done.stdout + done.stderr
     verdict = json.loads((repo / ".loop-contract/verdict.json").read_text("utf-8"))
-    assert any("\udcff" in t["nodeid"] for t in verdict["tests"])
+    assert any("\udcff" in nodeid for nodeid in verdict_outcomes(verdict))
 
 
 TIME_PARAMETRIZED = """\
@@ -122,8 +124,8 @@ def test_ids_computed_at_collection_are_unstable_not_tampering(tmp_path: Path) -
     recorded = read_baseline(repo)
     unstable = [u["nodeid"] for u in recorded["extra"]["unstable"]]
     assert len(unstable) == 1 and unstable[0].startswith("tests/test_stamps.py::test_stamped[")
-    assert unstable[0] not in recorded["pass_to_pass"]
-    assert "tests/test_stamps.py::test_stable" in recorded["pass_to_pass"]
+    assert unstable[0] not in unpack_ids(recorded["pass_to_pass"])
+    assert "tests/test_stamps.py::test_stable" in unpack_ids(recorded["pass_to_pass"])
     (repo / "src/mini/core.py").write_text(FIXED, "utf-8")
     code, verdict = verify_json(repo)
     assert code == 0, (verdict["reasons"], verdict["tamper"])
@@ -230,7 +232,7 @@ def test_in_process_run_applies_the_contracts_pytest_args(tmp_path: Path) -> Non
         check=False,
     )
     verdict = json.loads((repo / ".loop-contract/verdict.json").read_text("utf-8"))
-    outcomes = {t["nodeid"]: t["outcome"] for t in verdict["tests"]}
+    outcomes = verdict_outcomes(verdict)
     assert outcomes.get("tests/test_core.py::test_slow") in (None, "deselected"), done.stdout
     assert outcomes["tests/test_core.py::test_triple"] == "passed"
 
@@ -253,7 +255,7 @@ def test_a_generated_ignored_file_the_suite_needs_is_copied_and_pinned(tmp_path:
     (repo / "src/mini/_version.py").write_text("VERSION = '1.0'\n")  # generated, ignored
     baseline_ok(repo)
     recorded = read_baseline(repo)
-    assert "tests/test_version.py::test_version" in recorded["pass_to_pass"]
+    assert "tests/test_version.py::test_version" in unpack_ids(recorded["pass_to_pass"])
     assert "src/mini/_version.py" in recorded["extra"]["included"]
     (repo / "src/mini/core.py").write_text(FIXED, "utf-8")
     (repo / "src/mini/_version.py").write_text("VERSION = 'cheat'\n")  # the pin wins

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from pytest_loopcontract.idsets import unpack_ids
 from testing.repos import assert_valid_verdict, git
 from testing.verifier_project import (
     CONFTEST,
@@ -38,18 +39,20 @@ def test_baseline_records_sets_pins_and_plugins(tmp_path: Path) -> None:
 
     record = read_baseline(repo)
     head = git(repo, "rev-parse", "HEAD").strip()
-    assert record["schema_version"] == 1
+    assert record["schema_version"] == 2
     assert record["commit"] == head
     assert record["tree"] == git(repo, "rev-parse", "HEAD^{tree}").strip()
     assert record["mode"] == "fix"
     assert record["contract_id"] == "mini"
     assert record["contract_path"] == "loopcontract.yml"
     assert record["fail_to_pass"] == ["tests/test_core.py::test_triple"]
-    assert record["pass_to_pass"] == ["tests/test_core.py::test_double"]
+    # the outcome sets, compactly: each file said once, the rest of each id as it is
+    assert record["pass_to_pass"] == {"tests/test_core.py": {"": ["test_double"]}}
     assert record["outcomes"] == {
-        "tests/test_core.py::test_double": "passed",
-        "tests/test_core.py::test_triple": "failed",
+        "passed": {"tests/test_core.py": {"": ["test_double"]}},
+        "failed": {"tests/test_core.py": {"": ["test_triple"]}},
     }
+    assert "collected" not in record
     contract_bytes = (repo / "loopcontract.yml").read_bytes()
     assert record["contract_sha256"] == hashlib.sha256(contract_bytes).hexdigest()
 
@@ -294,6 +297,6 @@ def test_second_baseline_replaces_the_first(tmp_path: Path) -> None:
     assert cli(repo, "baseline").returncode == 0
     record = read_baseline(repo)
     assert record["commit"] != first
-    assert "tests/test_core.py::test_double_zero" in record["pass_to_pass"]
+    assert "tests/test_core.py::test_double_zero" in unpack_ids(record["pass_to_pass"])
     pin = record["pins"]["tests/test_core.py"]
     assert pin["sha256"] == hashlib.sha256((repo / "tests/test_core.py").read_bytes()).hexdigest()

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from pytest_loopcontract.idsets import unpack_ids
 from pytest_loopcontract.verifier.sandbox import bwrap_problem
 from testing.repos import assert_valid_verdict
 from testing.verifier_project import (
@@ -400,9 +401,8 @@ def test_contract_env_and_pythonpath_reach_only_the_tests(tmp_path: Path) -> Non
     (repo / "lib").mkdir()
     baseline = cli(repo, "baseline", "--json", env={"PYTHONPATH": str(tmp_path)})
     assert baseline.returncode == 0, baseline.stderr
-    assert (
-        "tests/test_env.py::test_env"
-        in json.loads((repo / ".loop-contract/baseline.json").read_text("utf-8"))["pass_to_pass"]
+    assert "tests/test_env.py::test_env" in unpack_ids(
+        json.loads((repo / ".loop-contract/baseline.json").read_text("utf-8"))["pass_to_pass"]
     )
 
 

@@ -1,0 +1,94 @@
+"""The verdict's ``tests`` block: every test's outcome, compactly; and the readers of it.
+
+Verdict format 1 held one record per test (``{nodeid, outcome, duration, when}``): 8 MB of a
+60,000-test verdict for facts that are mostly "passed". Format 2 keeps the meaning (every
+test's outcome, the duration where something needs it) in another shape::
+
+    "tests": {
+      "outcomes": {"passed": <id set>, "failed": <id set>, ...},
+      "records": [{nodeid, outcome, duration, when, message?}, ...],
+      "durations": {nodeid: seconds, ...}
+    }
+
+``outcomes`` are the outcome sets (:mod:`.idsets`); ``records`` are the full records of every
+test that did not pass (what a person or an agent needs to act on: the phase, the message);
+``durations`` of the passed tests only when a ``duration.*`` gate measured them.
+
+Every reader of "the failing tests of a verdict" goes through :func:`failing_tests` or
+:func:`verdict_records`, which read both formats (verdicts of older runs stay in histories).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_loopcontract.idsets import pack_ids, unpack_ids
+
+__all__ = ["failing_tests", "pack_tests", "verdict_outcomes", "verdict_records"]
+
+
+def pack_tests(tests: Sequence[Mapping[str, Any]], *, durations: bool) -> dict[str, Any]:
+    """The format-2 ``tests`` block of the per-test records ``tests``."""
+    by_outcome: dict[str, list[str]] = {}
+    for test in tests:
+        by_outcome.setdefault(str(test["outcome"]), []).append(str(test["nodeid"]))
+    block: dict[str, Any] = {
+        "outcomes": {name: pack_ids(ids) for name, ids in by_outcome.items()},
+        "records": [dict(t) for t in tests if t["outcome"] != "passed"],
+    }
+    if durations:
+        block["durations"] = {
+            str(t["nodeid"]): t.get("duration", 0.0) for t in tests if t["outcome"] == "passed"
+        }
+    return block
+
+
+def verdict_records(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One record per test (``nodeid``, ``outcome``, and what the verdict kept besides),
+    failing ones first in format 2; nothing for a verdict without a readable block."""
+    block = verdict.get("tests")
+    if isinstance(block, list):  # format 1
+        return [dict(t) for t in block if isinstance(t, Mapping) and "nodeid" in t]
+    if not isinstance(block, Mapping):
+        return []
+    records = [
+        dict(t) for t in block.get("records") or () if isinstance(t, Mapping) and "nodeid" in t
+    ]
+    durations = block.get("durations")
+    durations = durations if isinstance(durations, Mapping) else {}
+    for nodeid in _outcome_ids(block, "passed"):
+        record: dict[str, Any] = {"nodeid": nodeid, "outcome": "passed"}
+        if nodeid in durations:
+            record["duration"] = durations[nodeid]
+        records.append(record)
+    return records
+
+
+def verdict_outcomes(verdict: Mapping[str, Any]) -> dict[str, str]:
+    """``{nodeid: outcome}`` of every test of a verdict (either format)."""
+    return {str(t["nodeid"]): str(t.get("outcome", "")) for t in verdict_records(verdict)}
+
+
+def failing_tests(verdict: Mapping[str, Any]) -> list[str]:
+    """The node ids of the tests that did not pass, in the verdict's order."""
+    block = verdict.get("tests")
+    if isinstance(block, Mapping):  # format 2: the records are exactly those
+        block = block.get("records") or []
+    if not isinstance(block, list):
+        return []
+    return [
+        str(t["nodeid"])
+        for t in block
+        if isinstance(t, Mapping) and "nodeid" in t and t.get("outcome") != "passed"
+    ]
+
+
+def _outcome_ids(block: Mapping[str, Any], outcome: str) -> list[str]:
+    sets = block.get("outcomes")
+    if not isinstance(sets, Mapping) or outcome not in sets:
+        return []
+    try:
+        return unpack_ids(sets[outcome], f"tests.outcomes.{outcome}")
+    except ValueError:
+        return []  # a damaged verdict: the schema check reports it, the readers go on

@@ -1,0 +1,69 @@
+"""How ``baseline.json`` stores the test sets: compact id sets (format 2), older lists (1).
+
+Format 1 wrote every node id three times as plain lists and maps (``collected``, ``outcomes``
+as ``{nodeid: outcome}``, ``pass_to_pass``): about 20 MB for a 60,000-test suite. Format 2
+writes the outcome sets as id sets (:mod:`.idsets`, each file and class said once) and drops
+``collected``, which is every id of the outcome sets. ``fail_to_pass`` stays a plain list: it
+is short, and its order is the DoD's.
+
+A format-1 baseline still loads (its lists are read as they are); a format this version does
+not know is refused with the command that takes the baseline again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_loopcontract.idsets import pack_ids, unpack_ids
+from pytest_loopcontract.verifier.results import OUTCOMES
+
+__all__ = ["FORMAT", "BaselineFormatError", "decode_sets", "encode_sets"]
+
+FORMAT = 2
+KNOWN_FORMATS = (1, 2)
+
+
+class BaselineFormatError(ValueError):
+    """``baseline.json`` is in a format this version cannot read."""
+
+
+def encode_sets(outcomes: Mapping[str, str], pass_to_pass: list[str]) -> dict[str, Any]:
+    """The format-2 keys for the outcomes and the pass-to-pass set."""
+    by_outcome: dict[str, list[str]] = {}
+    for nodeid, outcome in outcomes.items():
+        by_outcome.setdefault(outcome, []).append(nodeid)
+    order = {name: i for i, name in enumerate(OUTCOMES)}
+    return {
+        "outcomes": {
+            name: pack_ids(ids)
+            for name, ids in sorted(by_outcome.items(), key=lambda kv: order.get(kv[0], 99))
+        },
+        "pass_to_pass": pack_ids(pass_to_pass),
+    }
+
+
+def decode_sets(data: Mapping[str, Any]) -> tuple[list[str], dict[str, str], list[str]]:
+    """(collected, outcomes, pass_to_pass) of a baseline document in format 1 or 2."""
+    version = data.get("schema_version", 1)
+    if type(version) is not int or version not in KNOWN_FORMATS:
+        raise BaselineFormatError(
+            f"baseline.json is in format {version!r}, this loop-contract reads formats "
+            f"{', '.join(map(str, KNOWN_FORMATS))}: run 'loop-contract baseline' again"
+        )
+    if version == 1:
+        outcomes = {str(k): str(v) for k, v in dict(data["outcomes"]).items()}
+        return (
+            [str(n) for n in data["collected"]],
+            outcomes,
+            [str(n) for n in data["pass_to_pass"]],
+        )
+    sets = data["outcomes"]
+    if not isinstance(sets, dict):
+        raise ValueError("outcomes is not an object of outcome sets")
+    outcomes = {}
+    for outcome, ids in sets.items():
+        for nodeid in unpack_ids(ids, f"outcomes.{outcome}"):
+            outcomes[nodeid] = str(outcome)
+    collected = sorted(n for n in outcomes if n)
+    return collected, outcomes, unpack_ids(data["pass_to_pass"], "pass_to_pass")

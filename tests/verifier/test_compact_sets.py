@@ -1,0 +1,289 @@
+"""Large suites: ``baseline.json`` and the verdict store their test sets compactly, read back
+exactly, and older files still read. Real writers (``BaselineRecord.to_json``, ``evaluate``,
+``write_json_atomic``) and real ``loop-contract baseline``/``verify`` runs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_loopcontract.contract.model import Contract, parse_contract
+from pytest_loopcontract.fsio import write_json_atomic
+from pytest_loopcontract.idsets import count_ids, pack_ids, unpack_ids
+from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.verdict import validate_verdict
+from pytest_loopcontract.verdict_tests import failing_tests, verdict_outcomes, verdict_records
+from pytest_loopcontract.verifier.baseline import BaselineRecord, load_baseline
+from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, utc_now
+from pytest_loopcontract.verifier.results import RunResults, TestRecord
+from pytest_loopcontract.verifier.workspace import Pin, WorkspaceError
+from testing.repos import assert_valid_verdict
+from testing.verifier_project import (
+    BUGGY,
+    FIXED,
+    baseline_ok,
+    cli,
+    make_repo,
+    no_traceback,
+    verify_json,
+)
+
+BOUND = 5_000_000
+ACCEPTANCE = 10
+
+# --- id sets ---------------------------------------------------------------------------------
+
+AWKWARD_IDS = [
+    "tests/test_a.py::test_plain",
+    "tests/test_a.py::TestA::test_method[1]",
+    "tests/test_a.py::TestA::TestInner::test_deep",
+    "tests/test_a.py::test_param[a::b]",  # '::' inside the parameters
+    "tests/test_a.py::TestA::test_param[x::y::z]",
+    "tests/test_a.py::test_open[",
+    "tests/test_broken.py",  # a collection error of the whole file
+    "",  # the session
+    "tests/test_a.py::",
+    "::test_no_file",
+    "tests/test_a.py::A::::b",
+    "tests/test_caf\udcff.py::test_name[\udcff]",
+    "tests/test_a.py::test_plain",  # a duplicate collapses
+]
+
+
+def test_an_id_set_gives_back_exactly_the_ids_that_went_in() -> None:
+    packed = pack_ids(AWKWARD_IDS)
+    assert sorted(unpack_ids(json.loads(json.dumps(packed)))) == sorted(set(AWKWARD_IDS))
+    assert count_ids(packed) == len(set(AWKWARD_IDS))
+    # readable: the file once, the class path once, the rest of each id as it was
+    assert packed["tests/test_a.py"]["TestA"] == ["test_method[1]", "test_param[x::y::z]"]
+    assert packed["tests/test_a.py"][""] == ["test_open[", "test_param[a::b]", "test_plain"]
+    assert packed["tests/test_a.py"]["TestA::TestInner"] == ["test_deep"]
+    assert "tests/test_broken.py" in packed[""][""]
+
+
+@pytest.mark.parametrize(
+    "damaged", [["tests/a.py::t"], {"tests/a.py": ["t"]}, {"tests/a.py": {"": "t"}}, None]
+)
+def test_a_damaged_id_set_is_a_clear_error(damaged: Any) -> None:
+    with pytest.raises(ValueError, match="pass_to_pass"):
+        unpack_ids(damaged, "pass_to_pass")
+
+
+# --- 60,000 results through the real writers ----------------------------------------------------
+
+
+def synthetic_ids(count: int) -> list[str]:
+    """Realistic node ids: modules in packages, three classes and module-level tests each,
+    every test parametrized ten ways (about 71 characters an id)."""
+    ids: list[str] = []
+    module = 0
+    while len(ids) < count:
+        path = f"tests/pkg{module % 12:02d}/test_module_{module:03d}.py"
+        for owner in ("TestClass0::", "TestClass1::", "TestClass2::", ""):
+            for func in range(5):
+                ids += [f"{path}::{owner}test_something_long_{func}[param-{k}]" for k in range(10)]
+        module += 1
+    return ids[:count]
+
+
+def _outcome(index: int) -> str:
+    if index < ACCEPTANCE or index % 100 == 50:
+        return "failed"
+    return "skipped" if index % 200 == 7 else "passed"
+
+
+def _record(ids: list[str]) -> BaselineRecord:
+    outcomes = {n: _outcome(i) for i, n in enumerate(ids)}
+    accepted = set(ids[:ACCEPTANCE])
+    return BaselineRecord(
+        commit="c" * 40,
+        tree="d" * 40,
+        contract_path="loopcontract.yml",
+        contract_sha256="e" * 64,
+        contract_id="large",
+        mode="fix",
+        collected=sorted(outcomes),
+        outcomes=outcomes,
+        fail_to_pass=ids[:ACCEPTANCE],
+        pass_to_pass=[n for n, o in outcomes.items() if o == "passed" and n not in accepted],
+        pins={"loopcontract.yml": Pin(sha256="a" * 64, blob="b" * 40, mode="100644")},
+        protected_globs=["conftest.py"],
+        plugins=["_loopcontract_inner"],
+        created=utc_now(),
+    )
+
+
+def _contract(acceptance: list[str], extra: str = "") -> Contract:
+    tests = "".join(f"      - {n}\n" for n in acceptance)
+    text = "version: 1\nid: large\ngoal: g\nmode: fix\ndod:\n  - id: fixed\n    text: t\n"
+    return parse_contract(f"{text}    tests:\n{tests}{extra}".encode(), Path("loopcontract.yml"))
+
+
+def _verdict(ids: list[str], record: BaselineRecord, workdir: Path) -> dict[str, Any]:
+    contract = _contract(record.fail_to_pass)
+    results = RunResults(
+        nonce="n" * 32,
+        tests=[
+            TestRecord(
+                n,
+                "passed" if i < ACCEPTANCE else _outcome(i),
+                duration=0.0012,
+                message="" if i < ACCEPTANCE or _outcome(i) == "passed" else f"assert {i} == 0",
+            )
+            for i, n in enumerate(ids)
+        ],
+    )
+    evidence = Evidence(
+        trust="isolated",
+        nonce="n" * 32,
+        workdir=workdir,
+        contract_relpath="loopcontract.yml",
+        started=utc_now(),
+        started_monotonic=time.monotonic(),
+        fail_to_pass=record.fail_to_pass,
+        pass_to_pass=record.pass_to_pass,
+        base_commit=record.commit,
+        commit="f" * 40,
+        dirty=False,
+    )
+    return evaluate(contract, results, evidence)
+
+
+def test_a_60000_test_baseline_and_verdict_stay_under_5_mb(tmp_path: Path) -> None:
+    ids = synthetic_ids(60_000)
+    record = _record(ids)
+    write_json_atomic(StateDir.of(tmp_path).baseline, record.to_json())
+    size = StateDir.of(tmp_path).baseline.stat().st_size
+    assert size < BOUND, size
+    # the previous writer (every set a plain list or map) was well over the bound
+    old = tmp_path / "format1.json"
+    write_json_atomic(old, {**asdict(record), "schema_version": 1})
+    assert old.stat().st_size > 2 * BOUND
+
+    loaded = load_baseline(tmp_path)
+    assert loaded.outcomes == record.outcomes
+    assert loaded.collected == record.collected
+    assert sorted(loaded.pass_to_pass) == sorted(record.pass_to_pass)
+    assert loaded.fail_to_pass == record.fail_to_pass  # short, and in the DoD's order
+
+    document = _verdict(ids, record, tmp_path)
+    path = tmp_path / "verdict.json"
+    write_json_atomic(path, document)
+    assert path.stat().st_size < BOUND, path.stat().st_size
+    verdict = json.loads(path.read_text("utf-8"))
+    assert_valid_verdict(verdict)
+    assert verdict["verdict"] == "pass", verdict["reasons"]
+    assert verdict["summary"]["total"] == 60_000
+    expected = {n: "passed" if i < ACCEPTANCE else _outcome(i) for i, n in enumerate(ids)}
+    assert verdict_outcomes(verdict) == expected
+    assert sorted(failing_tests(verdict)) == sorted(n for n, o in expected.items() if o != "passed")
+    assert count_ids(verdict["baseline"]["pass_to_pass"]) == len(record.pass_to_pass)
+    assert "durations" not in verdict["tests"]  # no duration gate: no durations of passes
+
+
+def test_durations_of_passed_tests_are_kept_when_a_duration_gate_needs_them(
+    tmp_path: Path,
+) -> None:
+    ids = synthetic_ids(200)
+    record = _record(ids)
+    document = _verdict(ids, record, tmp_path)
+    assert "durations" not in document["tests"]
+    gate = (
+        "gates:\n  measured:\n    - {id: quick, metric: duration.total, op: '<=', threshold: 9}\n"
+    )
+    contract = _contract(ids[:1], gate)
+    results = RunResults(nonce="n", tests=[TestRecord(n, "passed", duration=0.5) for n in ids])
+    evidence = Evidence("isolated", "n", tmp_path, "loopcontract.yml", utc_now(), time.monotonic())
+    timed = evaluate(contract, results, evidence)
+    assert_valid_verdict(timed)
+    assert timed["tests"]["durations"] == dict.fromkeys(ids, 0.5)
+    assert {t["nodeid"]: t["duration"] for t in verdict_records(timed)} == dict.fromkeys(ids, 0.5)
+
+
+# --- older files ---------------------------------------------------------------------------------
+
+
+def _as_format1(path: Path) -> None:
+    """Rewrite a baseline.json the way the previous writer wrote it."""
+    data = json.loads(path.read_text("utf-8"))
+    record = BaselineRecord.from_json(data)
+    data.update(
+        schema_version=1,
+        collected=record.collected,
+        outcomes=record.outcomes,
+        pass_to_pass=record.pass_to_pass,
+    )
+    path.write_text(json.dumps(data), "utf-8")
+
+
+BROKEN_DOUBLE = BUGGY.replace("return x + x", "return x * 3").replace("x * 2", "x * 3")
+
+
+def test_a_baseline_in_the_previous_format_still_loads_and_guards(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "mini")
+    baseline_ok(repo)
+    path = repo / ".loop-contract/baseline.json"
+    _as_format1(path)
+    assert json.loads(path.read_text("utf-8"))["pass_to_pass"] == [
+        "tests/test_core.py::test_double"
+    ]
+    (repo / "src/mini/core.py").write_text(FIXED, "utf-8")
+    code, verdict = verify_json(repo)
+    assert code == 0, verdict["reasons"]
+    # its pass-to-pass list is really read: breaking double() is a regression
+    (repo / "src/mini/core.py").write_text(BROKEN_DOUBLE, "utf-8")
+    code, verdict = verify_json(repo)
+    assert code == 20
+    [gate] = [g for g in verdict["gates"]["hard"] if g["kind"] == "pass_to_pass"]
+    assert gate["status"] == "fail", gate
+    assert gate["failing"] == {"tests/test_core.py::test_double": "failed"}
+
+
+def test_a_baseline_in_an_unknown_format_is_refused_naming_the_command(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "mini")
+    baseline_ok(repo)
+    path = repo / ".loop-contract/baseline.json"
+    data = json.loads(path.read_text("utf-8"))
+    path.write_text(json.dumps({**data, "schema_version": 3}), "utf-8")
+    result = cli(repo, "verify")
+    assert result.returncode == 27
+    assert "format 3" in result.stderr and "run 'loop-contract baseline' again" in result.stderr
+    no_traceback(result)
+
+
+def test_a_damaged_id_set_in_a_baseline_says_to_take_it_again(tmp_path: Path) -> None:
+    record = _record(synthetic_ids(50)).to_json()
+    record["pass_to_pass"] = ["tests/a.py::t"]  # a format-1 list in a format-2 file
+    with pytest.raises(WorkspaceError, match=r"damaged .*pass_to_pass.*loop-contract baseline"):
+        BaselineRecord.from_json(record)
+
+
+def _format1_verdict(valid: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **valid,
+        "schema_version": 1,
+        "tests": [
+            {"nodeid": "tests/a.py::t_ok", "outcome": "passed", "duration": 0.1, "when": "call"},
+            {"nodeid": "tests/a.py::t_bad", "outcome": "failed", "duration": 0.1, "when": "call"},
+        ],
+        "baseline": {**valid["baseline"], "pass_to_pass": ["tests/a.py::t_ok"]},
+    }
+
+
+def test_verdicts_of_the_previous_format_still_read_and_validate(tmp_path: Path) -> None:
+    ids = synthetic_ids(30)
+    current = _verdict(ids, _record(ids), tmp_path)
+    old = _format1_verdict(current)
+    assert validate_verdict(old) == []
+    assert failing_tests(old) == ["tests/a.py::t_bad"]
+    assert verdict_outcomes(old) == {"tests/a.py::t_ok": "passed", "tests/a.py::t_bad": "failed"}
+    # one format's shape under the other's version number is not a verdict
+    assert validate_verdict({**old, "schema_version": 2})
+    assert validate_verdict({**current, "schema_version": 1})
+    assert validate_verdict({**current, "tests": {**current["tests"], "extra": 1}})
