@@ -18,6 +18,7 @@ from typing import Any
 
 from . import __version__, gates, hooks
 from .contract import Contract, HardGate
+from .hidden import withhold_messages
 from .processes import kill_group, read_tail
 from .results import RunResults
 from .verdict import Finding, Reason, build_verdict, environment_info
@@ -138,7 +139,7 @@ def _blame_collection_errors(
 def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dict[str, Any]:
     """Compute the verdict document for one run."""
     outcomes = _outcomes_with_collect_errors(results)
-    dod = gates.evaluate_dod(contract.dod, outcomes, results.dod_marks)
+    dod = gates.evaluate_dod(contract.scored_dod(), outcomes, results.dod_marks)
     dod = _blame_collection_errors(dod, (e.get("nodeid", "") for e in results.collect_errors))
     acceptance_ids = [n for item in dod for n, _ in item.tests]
 
@@ -196,6 +197,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
         for n in dict.fromkeys(results.deselected)
         if n not in ran
     ]
+    withhold_messages(tests, (h.to for h in contract.hidden_tests()))
     finished = utc_now()
     document = build_verdict(
         contract={

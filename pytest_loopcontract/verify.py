@@ -21,6 +21,7 @@ from .baseline import BaselineRecord, included_pins, load_baseline
 from .checkpoint_gate import diff_checkpoints
 from .contract import Contract, parse_contract
 from .evaluate import Evidence, evaluate, outside_import_errors, utc_now
+from .hidden import load_for_verify, remove_hidden, source_reader, write_hidden
 from .history import History
 from .progress import diff_hash, progress_key
 from .reruns import flaky_failures, rerun_pass_to_pass
@@ -265,6 +266,7 @@ def verify(
     started, t0 = utc_now(), time.monotonic()
     baseline = load_baseline(root)
     contract = pinned_contract(root, baseline)
+    hidden = load_for_verify(root, contract, baseline)  # never in the repository, only copied in
     target = verdict_path or root / DEFAULT_VERDICT
     try:
         setup: RunSetup | None = prepare_run(root, contract, python=python, verdict_path=target)
@@ -314,6 +316,7 @@ def verify(
         purge_bytecode(scratch)
         _restore_pins(root, scratch, baseline, files, globs)
         write_pinned(root, scratch, included_pins(baseline))
+        write_hidden(scratch, hidden)
         coverage_data = private / "coverage.data" if _needs_coverage(contract) else None
         launcher_before = time.monotonic() - t0
         if setup is None:
@@ -368,6 +371,7 @@ def verify(
             purge_bytecode(dest)
             _restore_pins(root, dest, baseline, files, globs)
             write_pinned(root, dest, included_pins(baseline))
+            write_hidden(dest, hidden)
 
         def rerun(dest: Path, nodeids: Sequence[str], limit: float) -> PytestRun:
             assert setup is not None  # skipped below when the run could not start
@@ -387,7 +391,9 @@ def verify(
             contract,
             results,
             VacuousRunner(
-                prepare=prepare, run=rerun, pinned_source=blob_reader(root, baseline.pins)
+                prepare=prepare,
+                run=rerun,
+                pinned_source=source_reader(blob_reader(root, baseline.pins), hidden),
             ),
             skip_reason="the test run ended abnormally" if errors or run.results is None else "",
         )
@@ -422,6 +428,7 @@ def verify(
         document = evaluate(contract, results, evidence)
         launcher_seconds = launcher_before + (time.monotonic() - t_after)
     finally:
+        remove_hidden(scratch, hidden)
         if not keep_scratch:
             remove_tree_later(scratch)
         remove_tree(private)

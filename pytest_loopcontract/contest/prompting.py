@@ -83,7 +83,11 @@ def retry_notes(verdict: Mapping[str, Any]) -> list[str]:
                 f"measured gate `{gate.get('id')}`: {gate.get('metric')} observed "
                 f"{gate.get('observed')} against {gate.get('op')} {gate.get('threshold')}"
             )
-    failing = [t["nodeid"] for t in verdict.get("tests") or [] if t.get("outcome") != "passed"]
+    failing = [
+        t["nodeid"]
+        for t in verdict.get("tests") or []
+        if t.get("outcome") != "passed" and not t.get("hidden")  # hidden tests stay unnamed
+    ]
     notes.extend(f"test did not pass: {nodeid}" for nodeid in failing[:20])
     if len(failing) > 20:
         notes.append(f"... and {len(failing) - 20} more tests")
