@@ -309,3 +309,36 @@ def test_check_rejects_malformed_hidden_entries(tmp_path: Path, entry: str, word
     assert result.returncode == 26, result.stdout + result.stderr
     assert "loopcontract.yml:9:" in result.stdout + result.stderr
     assert words in result.stdout + result.stderr
+
+
+def test_prompt_names_no_hidden_test_even_in_a_finding(tmp_path: Path) -> None:
+    """A reason that names a hidden test (a vacuous-pass finding on it) reaches the prompt
+    without the name; the visible failing test is still named."""
+    (tmp_path / "loopcontract.yml").write_text(
+        CONTRACT.format(hidden="    hidden: [/outside/test_hidden_add.py]\n"), "utf-8"
+    )
+    contract = load_contract(tmp_path / "loopcontract.yml")
+    verdict = {
+        "verdict": "fail",
+        "dod": [
+            {
+                "id": "add",
+                "status": "failed",
+                "tests": [
+                    {"nodeid": "tests/test_core.py::test_add", "outcome": "failed"},
+                    {"nodeid": HIDDEN_ID, "outcome": "failed"},
+                ],
+            }
+        ],
+        "reasons": [
+            {"code": "tamper_detected", "message": f"vacuous_pass: {HIDDEN_ID} still passes"}
+        ],
+        "tests": [
+            {"nodeid": HIDDEN_ID, "outcome": "failed", "hidden": True, "message": "x"},
+            {"nodeid": "tests/test_core.py::test_add", "outcome": "failed", "message": "boom"},
+        ],
+    }
+    prompt = build_prompt(contract, iteration=2, verdict=verdict)
+    assert "test_hidden_add" not in prompt and "test_add_more" not in prompt
+    assert "failed: tests/test_core.py::test_add" in prompt and "boom" in prompt
+    assert "[hidden test] still passes" in prompt
