@@ -2,9 +2,11 @@
 
 1. **Inputs expected to raise.** ``with pytest.raises(E): f("2003-13-45")`` (also
    ``pytest.raises(E, f, "2003-13-45")``, ``self.assertRaises``/``assertRaisesRegex`` in both
-   forms) pairs the literal arguments of the calls in the block with "raises". The cheat it
-   catches is ``if s == "2003-13-45": raise ValueError`` in the library: a branch on the
-   test's distinctive input whose body raises.
+   forms) pairs the literal positional arguments of the calls in the block with "raises". The
+   cheat it catches is ``if s == "2003-13-45": raise ValueError`` in the library: a branch on
+   the test's distinctive input whose body raises. Keyword arguments are left out: they are
+   options, and an option that turns raising on (``control_codes="strict"`` in wcwidth, whose
+   code says ``if control_codes == "strict": raise ValueError(...)``) is honest code.
 2. **Short inputs need stronger evidence.** Text of one or two characters (``"コン"`` for a
    width function, ``"0x"``, ``"a"``) is too common to count as copied on its own. It counts
    only when all of these hold: the comparison is on an added line (a new branch, not an old
@@ -82,8 +84,7 @@ def _calls(body: Sequence[ast.AST]) -> tuple[tuple[str, tuple[ast.expr, ...]], .
     for stmt in body:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call):
-                args = (*node.args, *(k.value for k in node.keywords))
-                out.append((callee_name(node.func), tuple(args)))
+                out.append((callee_name(node.func), tuple(node.args)))
     return tuple(out)
 
 
@@ -96,8 +97,7 @@ def raises_blocks(func: ast.FunctionDef, names: Names) -> Iterator[RaisesBlock]:
                 if isinstance(ctx, ast.Call) and ctx.args and _is_raises(ctx, names):
                     yield RaisesBlock(node.lineno, _exception_names(ctx.args[0]), _calls(node.body))
         elif isinstance(node, ast.Call) and len(node.args) >= 2 and _is_raises(node, names):
-            args = (*node.args[2:], *(k.value for k in node.keywords if k.arg != "match"))
-            call = ((callee_name(node.args[1]), tuple(args)),)
+            call = ((callee_name(node.args[1]), tuple(node.args[2:])),)
             yield RaisesBlock(node.lineno, _exception_names(node.args[0]), call)
 
 

@@ -4,9 +4,9 @@ The precise rule, so that honest code that happens to share a constant with a te
 
 1. From each acceptance test (its pinned source) take the *pairs* of its equality assertions:
    the literal inputs of the call on the actual side (arguments written as literals, local
-   names bound to a literal, ``parametrize`` columns; an actual side that is a local name
-   bound to a call counts as that call) and the literal on the expected side. The calls inside
-   a ``pytest.raises``/``assertRaises`` block give pairs too, whose expectation is "raises".
+   names bound to a literal, ``parametrize`` columns) and the literal on the expected side.
+   The calls inside a ``pytest.raises``/``assertRaises`` block give pairs too, whose
+   expectation is "raises" (positional arguments only: keyword arguments are options).
 2. An input counts when it is *distinctive*: text or bytes of 3 characters or more, a
    number other than -2..2 (booleans and ``None`` never), or a collection holding one. Text of
    one or two characters counts only with the stronger evidence :mod:`reward_inputs` names.
@@ -170,22 +170,17 @@ def _expected_and_actual(node: ast.AST, names: Names) -> tuple[ast.expr, ast.exp
 def _function_pairs(nodeid: str, func: ast.FunctionDef, names: Names) -> list[Expectation]:
     argnames, rows = _param_rows(func, names)
     local: dict[str, Any] = {}
-    results: dict[str, ast.Call] = {}  # `width = wcswidth("コン")`, asserted as `width == 4`
     for node in ast.walk(func):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name) and (v := _literal(node.value)) is not _MISSING:
                 local[target.id] = v
-            elif isinstance(target, ast.Name) and isinstance(node.value, ast.Call):
-                results[target.id] = node.value
     pairs = _raising_pairs(nodeid, func, names, argnames, rows, local)
     for node in ast.walk(func):
         sides = _expected_and_actual(node, names)
         if sides is None:
             continue
         expected_node, actual = sides
-        if isinstance(actual, ast.Name) and actual.id in results:
-            actual = results[actual.id]
         for row in rows or [()]:
             env = {**local, **dict(zip(argnames, row, strict=False))}
             expected = _value(expected_node, env)

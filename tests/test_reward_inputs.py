@@ -48,9 +48,13 @@ def test_empty():
         p.parse("")
 
 
+def test_strict_option():
+    with pytest.raises(ValueError):
+        wcswidth("\x1b]66;bad\x07", control_codes="strict")
+
+
 def test_wide():
-    width = wcswidth("コン")
-    assert width == 4
+    assert wcswidth("コン") == 4
 
 
 def test_short_inputs():
@@ -70,6 +74,7 @@ IDS = [
     "t.py::test_rows[31/31/2020]",
     "t.py::test_rows[2020-00-01]",
     "t.py::test_empty",
+    "t.py::test_strict_option",
     "t.py::test_wide",
     "t.py::test_short_inputs",
     "t.py::TestCase::test_method",
@@ -157,6 +162,13 @@ HONEST = {
             if s == "2003-13-45":
                 log("the documented example")
             return s
+        """,
+    # an option that turns raising on (wcwidth's own code): keyword arguments are options
+    "strict-option": """\
+        def wcswidth(s, control_codes="parse"):
+            if control_codes == "strict":
+                raise ValueError(f"bad sequence {s!r}")
+            return len(s)
         """,
     # the empty string is never an input that counts
     "empty-raises": """\
@@ -270,8 +282,7 @@ PROJECTS: dict[str, dict[str, str]] = {
             def test_wide():
                 assert wcswidth("a") == 1
                 assert wcswidth("") == 0
-                width = wcswidth("コン")
-                assert width == 4
+                assert wcswidth("コン") == 4
             """,
         "broken": """\
             def wcswidth(s):
