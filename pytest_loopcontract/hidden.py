@@ -35,6 +35,7 @@ __all__ = [
     "load_for_verify",
     "read_hidden",
     "remove_hidden",
+    "scrub_quotes",
     "source_reader",
     "withhold_messages",
     "write_hidden",
@@ -283,3 +284,37 @@ def withhold_messages(tests: list[dict[str, Any]], destinations: Iterable[str]) 
             test["hidden"] = True
             if "message" in test:
                 test["message"] = WITHHELD
+
+
+_QUOTED_LINE = 12  # shorter lines ("assert x", "import os") say nothing about a hidden test
+
+
+def scrub_quotes(document: Any, hidden: Sequence[HiddenFile]) -> None:
+    """Replace, in every ``message`` of a verdict, any line quoted from a hidden test: an
+    abnormal run's output tail or a collection error can quote source lines of any file."""
+    quoted = sorted(
+        {
+            stripped
+            for h in hidden
+            for line in h.data.decode("utf-8", "replace").splitlines()
+            if len(stripped := line.strip()) >= _QUOTED_LINE
+        },
+        key=len,
+        reverse=True,
+    )
+    if quoted:
+        _scrub(document, quoted)
+
+
+def _scrub(node: Any, quoted: Sequence[str]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _scrub(item, quoted)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if key == "message" and isinstance(value, str):
+                for line in quoted:
+                    value = value.replace(line, "[hidden test line]")
+                node[key] = value
+            else:
+                _scrub(value, quoted)

@@ -21,7 +21,7 @@ from .baseline import BaselineRecord, included_pins, load_baseline
 from .checkpoint_gate import diff_checkpoints
 from .contract import Contract, parse_contract
 from .evaluate import Evidence, evaluate, outside_import_errors, utc_now
-from .hidden import load_for_verify, remove_hidden, source_reader, write_hidden
+from .hidden import load_for_verify, remove_hidden, scrub_quotes, source_reader, write_hidden
 from .history import History
 from .progress import diff_hash, progress_key
 from .reruns import flaky_failures, rerun_pass_to_pass
@@ -426,6 +426,7 @@ def verify(
             checks=[*reward.checks, *vacuous.checks],
         )
         document = evaluate(contract, results, evidence)
+        scrub_quotes(document, hidden)  # a quoted hidden line in any message is replaced
         launcher_seconds = launcher_before + (time.monotonic() - t_after)
     finally:
         remove_hidden(scratch, hidden)

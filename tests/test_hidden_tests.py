@@ -23,6 +23,7 @@ from pytest_loopcontract.contest.panel import task_of
 from pytest_loopcontract.contest.prompting import retry_notes
 from pytest_loopcontract.contest.standing import gate_summary
 from pytest_loopcontract.contract import load_contract
+from pytest_loopcontract.hidden import WITHHELD, HiddenFile, scrub_quotes
 from pytest_loopcontract.prompt import build_prompt
 from pytest_loopcontract.workspace import diff_text, snapshot_worktree
 
@@ -342,3 +343,34 @@ def test_prompt_names_no_hidden_test_even_in_a_finding(tmp_path: Path) -> None:
     assert "test_hidden_add" not in prompt and "test_add_more" not in prompt
     assert "failed: tests/test_core.py::test_add" in prompt and "boom" in prompt
     assert "[hidden test] still passes" in prompt
+
+
+def test_a_collection_error_quoting_the_hidden_file_is_scrubbed(repo: Path) -> None:
+    """A candidate that removes the function the hidden test imports: pytest's collection
+    error quotes the hidden file's lines; the verdict carries none of them."""
+    (repo / "src/calc/core.py").write_text("def plus(a, b):\n    return a + b\n", "utf-8")
+    code, verdict = verify(repo)
+    assert code != 0
+    text = json.dumps(verdict, ensure_ascii=False)
+    assert SECRET not in text and "assert add(-5, 105) == 100" not in text
+    hidden = [t for t in verdict["tests"] if t.get("hidden")]
+    assert hidden and all(t.get("message") in (None, WITHHELD) for t in hidden), hidden
+
+
+def test_scrub_quotes_replaces_hidden_lines_in_every_message() -> None:
+    """Defence in depth for text the verifier does not attribute to a hidden test (an abnormal
+    run's output tail in a reason): any line of a hidden file is replaced wherever it appears."""
+    secret = HiddenFile(
+        "add", ("dod", 0, "hidden", 0), "/x/test_h.py", "tests/test_h.py", HIDDEN.encode()
+    )
+    document = {
+        "reasons": [{"code": "pytest_internal_error", "message": f"INTERNALERROR | # {SECRET}"}],
+        "tests": [{"nodeid": "tests/test_core.py::test_add", "message": "assert add(3, 4) == 7"}],
+        "summary": {"passed": 1},
+    }
+    scrub_quotes(document, [secret])
+    assert SECRET not in json.dumps(document) and "assert add(3, 4) == 7" not in json.dumps(
+        document
+    )
+    assert document["tests"][0]["nodeid"] == "tests/test_core.py::test_add"
+    assert document["summary"] == {"passed": 1}
