@@ -15,6 +15,7 @@ verdict still names the hidden node ids and whether they passed.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,8 +248,6 @@ def write_hidden(scratch: Path, hidden: Sequence[HiddenFile]) -> None:
         if target.is_symlink() or target.is_file():
             target.unlink()
         elif target.is_dir():
-            import shutil
-
             shutil.rmtree(target)
         target.write_bytes(h.data)
 
