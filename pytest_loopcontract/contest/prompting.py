@@ -81,7 +81,8 @@ def retry_notes(verdict: Mapping[str, Any]) -> list[str]:
             f"measured gate `{gate.get('id')}`: {gate.get('metric')} observed "
             f"{gate.get('observed')} against {gate.get('op')} {gate.get('threshold')}"
         )
-    failing = view.failing_tests()
+    hidden = {str(r.get("nodeid")) for r in view.records() if r.get("hidden")}
+    failing = [n for n in view.failing_tests() if n not in hidden]  # hidden tests stay unnamed
     notes.extend(f"test did not pass: {nodeid}" for nodeid in failing[:20])
     if len(failing) > 20:
         notes.append(f"... and {len(failing) - 20} more tests")

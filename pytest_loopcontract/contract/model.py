@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_loopcontract.contract.hidden import HiddenTest, parse_hidden
 from pytest_loopcontract.errors import ContractError
 from pytest_loopcontract.verifier.workspace import matches_any
 
@@ -23,6 +24,7 @@ __all__ = [
     "Contract",
     "DodItem",
     "HardGate",
+    "HiddenTest",
     "MeasuredGate",
     "Protect",
     "PytestSettings",
@@ -38,11 +40,13 @@ DEFAULT_CONTRACT_NAME = "loopcontract.yml"
 
 @dataclass(frozen=True)
 class DodItem:
-    """One Definition-of-Done entry; ``tests`` are node ids or fnmatch globs over node ids."""
+    """One Definition-of-Done entry; ``tests`` are node ids or fnmatch globs over node ids,
+    ``hidden`` the test files kept outside the repository (see :mod:`hidden_spec`)."""
 
     id: str
     text: str
     tests: tuple[str, ...] = ()
+    hidden: tuple[HiddenTest, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -162,8 +166,22 @@ class Contract:
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     def acceptance_selectors(self) -> tuple[str, ...]:
-        """Every selector named by a DoD item, in contract order."""
+        """Every visible selector named by a DoD item, in contract order."""
         return tuple(sel for item in self.dod for sel in item.tests)
+
+    def hidden_tests(self) -> tuple[HiddenTest, ...]:
+        return tuple(test for item in self.dod for test in item.hidden)
+
+    def scored_dod(self) -> tuple[DodItem, ...]:
+        """The DoD items as the gates score them: a hidden test's file (its place in the
+        scratch tree) is one more selector of its item, so its node ids are acceptance tests
+        and a hidden file that ran no test is a missing one."""
+        return tuple(
+            DodItem(item.id, item.text, (*item.tests, *(h.to for h in item.hidden)))
+            if item.hidden
+            else item
+            for item in self.dod
+        )
 
 
 def load_contract(path: str | Path) -> Contract:
@@ -211,7 +229,10 @@ def _strings(value: Any) -> tuple[str, ...]:
 def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
     dod = tuple(
         DodItem(
-            id=str(item["id"]), text=str(item.get("text", "")), tests=_strings(item.get("tests"))
+            id=str(item["id"]),
+            text=str(item.get("text", "")),
+            tests=_strings(item.get("tests")),
+            hidden=parse_hidden(item.get("hidden"), _strings(item.get("tests"))),
         )
         for item in doc.get("dod") or ()
     )

@@ -39,7 +39,7 @@ from yaml.reader import ReaderError
 
 from pytest_loopcontract.errors import ContractError
 
-__all__ = ["CONTRACT_SCHEMA", "load_schema", "validate_document"]
+__all__ = ["CONTRACT_SCHEMA", "error_at", "load_schema", "validate_document"]
 
 CONTRACT_SCHEMA: Final = "contract.schema.json"
 """File name of the contract schema inside the package's ``schemas`` folder."""
@@ -569,7 +569,29 @@ def _semantic_problems(doc: Mapping[str, Any], places: _Places) -> list[_Problem
         *_duplicates(_entries(("seats",), doc.get("seats", [])), "name", "seat name", places),
         *_no_gates(gates, places),
         *_bad_regexes(checkpoints, places),
+        *_hidden(doc, places),
     ]
+
+
+def _hidden(doc: Mapping[str, Any], places: _Places) -> list[_Problem]:
+    from pytest_loopcontract.contract.hidden import hidden_problems
+
+    out = []
+    for path, message in hidden_problems(doc):
+        mark = places.value_mark(path)
+        out.append(_Problem(message, path, mark, mark.index))
+    return out
+
+
+def error_at(data: bytes, filename: str, path: FieldPath, message: str) -> ContractError:
+    """A :class:`ContractError` for a problem found after validation (a hidden test file that
+    is missing when the baseline reads it), placed at ``path``'s line in ``data``."""
+    try:
+        _, nodes = _parse(_decode(data, filename), filename)
+        mark = _Places(nodes).value_mark(path)
+    except (ContractError, KeyError):
+        return ContractError(message, file=filename, field_path=_render(path))
+    return _contract_error(message, mark, path, filename)
 
 
 def _bad_regexes(

@@ -6,11 +6,11 @@ earlier claims), what it must not touch, and what a person decided about its che
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
-from pytest_loopcontract.verdict import VerdictView
 from pytest_loopcontract.verdict_tests import verdict_records
 
 __all__ = ["build_prompt", "substitute"]
@@ -24,8 +24,14 @@ def _clip(text: str, limit: int = MAX_MESSAGE) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _hidden(nodeid: str, places: frozenset[str]) -> bool:
+    return nodeid.split("::", 1)[0] in places
+
+
 def _dod_lines(contract: Contract, verdict: Mapping[str, Any] | None) -> list[str]:
+    """Hidden acceptance tests (``dod[].hidden``) are counted, never named."""
     status = {d["id"]: d for d in (verdict or {}).get("dod", [])}
+    places = frozenset(h.to for h in contract.hidden_tests())
     lines = []
     for item in contract.dod:
         found = status.get(item.id)
@@ -35,17 +41,35 @@ def _dod_lines(contract: Contract, verdict: Mapping[str, Any] | None) -> list[st
             lines.extend(f"    must pass: {test}" for test in item.tests[:MAX_FAILING_SHOWN])
             lines.append(f'    (and every test marked @pytest.mark.dod("{item.id}"))')
         elif found["status"] != "done":
-            failing = VerdictView(verdict or {}).dod_failing(item.id)
-            lines.extend(f"    {t['outcome']}: {t['nodeid']}" for t in failing[:MAX_FAILING_SHOWN])
+            failing = [t for t in found["tests"] if t["outcome"] != "passed"]
+            shown = [t for t in failing if not _hidden(t["nodeid"], places)]
+            for test in shown[:MAX_FAILING_SHOWN]:
+                lines.append(f"    {test['outcome']}: {test['nodeid']}")
+            if len(failing) > len(shown):
+                lines.append(f"    and {len(failing) - len(shown)} hidden acceptance test(s)")
+        if item.hidden:
+            lines.append("    (hidden acceptance tests also decide this item; you cannot see them)")
     return lines
 
 
-def _failure_lines(verdict: Mapping[str, Any]) -> list[str]:
-    lines = [f"- {r['code']}: {_clip(r['message'])}" for r in verdict.get("reasons", [])]
+def _scrub(text: str, places: frozenset[str]) -> str:
+    """A reason that names a hidden test (a vacuous-pass finding) names it no more."""
+    for place in places:
+        text = re.sub(re.escape(place) + r"(?:::[^\s,;:]+(?:::[^\s,;:]+)*)?", "[hidden test]", text)
+    return text
+
+
+def _failure_lines(verdict: Mapping[str, Any], places: frozenset[str]) -> list[str]:
+    lines = [
+        f"- {r['code']}: {_clip(_scrub(r['message'], places))}" for r in verdict.get("reasons", [])
+    ]
     messages = {
         t["nodeid"]: t.get("message", "")
         for t in verdict_records(verdict)
-        if t.get("outcome") in ("failed", "error") and t.get("message")
+        if t.get("outcome") in ("failed", "error")
+        and t.get("message")
+        and not t.get("hidden")
+        and not _hidden(str(t.get("nodeid")), places)
     }
     for nodeid, message in list(messages.items())[:5]:
         lines.append(f"--- {nodeid}\n{_clip(message, 1500)}")
@@ -73,7 +97,8 @@ def build_prompt(
     if contract.constraints:
         parts += ["", "## Constraints", *(f"- {c}" for c in contract.constraints)]
     if verdict is not None and verdict.get("verdict") != "pass":
-        parts += ["", "## What the verifier found last turn", *_failure_lines(verdict)]
+        places = frozenset(h.to for h in contract.hidden_tests())
+        parts += ["", "## What the verifier found last turn", *_failure_lines(verdict, places)]
     if checkpoint_notes:
         parts += ["", "## Decisions by a person", *(f"- {n}" for n in checkpoint_notes)]
     if lessons.strip():

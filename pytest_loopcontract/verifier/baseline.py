@@ -27,6 +27,13 @@ from pytest_loopcontract.verifier.baseline_format import (
     decode_sets,
     encode_sets,
 )
+from pytest_loopcontract.verifier.hidden import (
+    baseline_problem,
+    check_not_in_tree,
+    hidden_record,
+    read_hidden,
+    write_hidden,
+)
 from pytest_loopcontract.verifier.stability import outcome_changes, repeat_runs
 from pytest_loopcontract.verifier.tamper.pins import protected_paths
 from pytest_loopcontract.verifier.workspace import (
@@ -209,6 +216,8 @@ def take_baseline(
         )
     contract_blob = read_blobs(root, [files[contract_relpath].blob])[files[contract_relpath].blob]
     contract = parse_contract(contract_blob, Path(contract_relpath))
+    hidden = read_hidden(root, contract, contract_blob)  # a missing one: ContractError, its line
+    check_not_in_tree(root, contract, contract_blob, files, hidden)
 
     from pytest_loopcontract.verifier.runner import (  # the launcher's machinery, only needed here
         prepare_run,
@@ -226,6 +235,7 @@ def take_baseline(
         export_tree(root, tree, scratch)
         purge_bytecode(scratch)
         write_pinned(root, scratch, included)
+        write_hidden(scratch, hidden)
         run = run_pytest(
             scratch,
             nonce=secrets.token_hex(16),
@@ -275,7 +285,9 @@ def take_baseline(
     outcomes = results.outcomes()
     for error in results.collect_errors:
         outcomes.setdefault(error.get("nodeid", ""), "error")
-    dod = gates.evaluate_dod(contract.dod, outcomes, results.dod_marks)
+    if problem := baseline_problem(hidden, outcomes):
+        raise BaselineRefused(problem)
+    dod = gates.evaluate_dod(contract.scored_dod(), outcomes, results.dod_marks)
     acceptance = [n for item in dod for n, o in item.tests if o != "missing"]
     _check_mode_rule(contract, dod, outcomes, results.collect_errors)
 
@@ -333,6 +345,7 @@ def take_baseline(
             "module_origins": dict(results.module_origins),
             "unstable": unstable,
             "included": {p: asdict(pin) for p, pin in included.items()},
+            **({"hidden": hidden_record(hidden, outcomes)} if hidden else {}),
         },
     )
     write_json_atomic(StateDir.of(root).baseline, record.to_json())

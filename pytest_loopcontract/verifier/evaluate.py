@@ -22,6 +22,7 @@ from pytest_loopcontract.idsets import pack_ids
 from pytest_loopcontract.processes import kill_group, read_tail, spawn
 from pytest_loopcontract.verdict import Finding, Reason, build_verdict, environment_info
 from pytest_loopcontract.verifier import gates
+from pytest_loopcontract.verifier.hidden import withhold_messages
 from pytest_loopcontract.verifier.results import RunResults
 
 __all__ = ["Evidence", "evaluate", "outside_import_errors", "run_command_gate"]
@@ -128,7 +129,7 @@ def _blame_collection_errors(
 def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dict[str, Any]:
     """Compute the verdict document for one run."""
     outcomes = _outcomes_with_collect_errors(results)
-    dod = gates.evaluate_dod(contract.dod, outcomes, results.dod_marks)
+    dod = gates.evaluate_dod(contract.scored_dod(), outcomes, results.dod_marks)
     dod = _blame_collection_errors(dod, (e.get("nodeid", "") for e in results.collect_errors))
     acceptance_ids = [n for item in dod for n, _ in item.tests]
 
@@ -186,6 +187,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
         for n in dict.fromkeys(results.deselected)
         if n not in ran
     ]
+    withhold_messages(tests, (h.to for h in contract.hidden_tests()))
     finished = utc_now()
     document = build_verdict(
         contract={

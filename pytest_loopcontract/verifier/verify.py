@@ -26,6 +26,13 @@ from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason, VerdictView
 from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
+from pytest_loopcontract.verifier.hidden import (
+    load_for_verify,
+    remove_hidden,
+    scrub_quotes,
+    source_reader,
+    write_hidden,
+)
 from pytest_loopcontract.verifier.reruns import flaky_failures, rerun_pass_to_pass
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.runner import PytestRun, RunSetup, prepare_run, run_pytest
@@ -273,6 +280,7 @@ def verify(
     started, t0 = utc_now(), time.monotonic()
     baseline = load_baseline(root)
     contract = pinned_contract(root, baseline)
+    hidden = load_for_verify(root, contract, baseline)  # never in the repository, only copied in
     target = verdict_path or StateDir.of(root).verdict
     try:
         setup: RunSetup | None = prepare_run(root, contract, python=python, verdict_path=target)
@@ -323,6 +331,7 @@ def verify(
         purge_bytecode(scratch)
         _restore_pins(root, scratch, baseline, files, globs)
         write_pinned(root, scratch, included_pins(baseline))
+        write_hidden(scratch, hidden)
         coverage_data = private / "coverage.data" if _needs_coverage(contract) else None
         launcher_before = time.monotonic() - t0
         if setup is None:
@@ -377,6 +386,7 @@ def verify(
             purge_bytecode(dest)
             _restore_pins(root, dest, baseline, files, globs)
             write_pinned(root, dest, included_pins(baseline))
+            write_hidden(dest, hidden)
 
         def rerun(dest: Path, nodeids: Sequence[str], limit: float) -> PytestRun:
             assert setup is not None  # skipped below when the run could not start
@@ -398,7 +408,7 @@ def verify(
             VacuousRunner(
                 prepare=prepare,
                 run=rerun,
-                pinned_source=blob_reader(root, baseline.pins),
+                pinned_source=source_reader(blob_reader(root, baseline.pins), hidden),
                 tree_bytes=tree_bytes,
             ),
             skip_reason="the test run ended abnormally" if errors or run.results is None else "",
@@ -432,8 +442,10 @@ def verify(
             checks=[*reward.checks, *vacuous.checks],
         )
         document = evaluate(contract, results, evidence)
+        scrub_quotes(document, hidden)  # a quoted hidden line in any message is replaced
         launcher_seconds = launcher_before + (time.monotonic() - t_after)
     finally:
+        remove_hidden(scratch, hidden)
         if not keep_scratch:
             remove_tree_later(scratch)
         remove_tree(private)

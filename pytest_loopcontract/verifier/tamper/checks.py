@@ -275,7 +275,7 @@ def vacuous_pass_check(
     if not contract.tamper.vacuous_enabled:
         out.checks.append(_check("vacuous_pass", "skipped", "disabled by the contract"))
         return out
-    dod = gates.evaluate_dod(contract.dod, results.outcomes(), results.dod_marks)
+    dod = gates.evaluate_dod(contract.scored_dod(), results.outcomes(), results.dod_marks)
     passed = list(dict.fromkeys(n for item in dod for n, o in item.tests if o == "passed"))
     if not passed:
         out.checks.append(_check("vacuous_pass", "skipped", "no acceptance test passed"))

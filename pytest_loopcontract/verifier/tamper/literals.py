@@ -5,12 +5,16 @@ The precise rule, so that honest code that happens to share a constant with a te
 1. From each acceptance test (its pinned source) take the *pairs* of its equality assertions:
    the literal inputs of the call on the actual side (arguments written as literals, local
    names bound to a literal, ``parametrize`` columns) and the literal on the expected side.
-2. An input counts only when it is *distinctive*: text or bytes of 3 characters or more, a
-   number other than -2..2 (booleans and ``None`` never), or a collection holding one.
-3. ``test_literal_special_case`` (tamper): code on an added line branches on a distinctive
-   input of a pair (``==``/``is``/``in`` in an ``if``, a conditional expression or a
-   ``match`` case) *and* that branch returns, yields or assigns that same pair's expected
-   value. Both halves of one assertion, wired together: the branch exists for the test.
+   The calls inside a ``pytest.raises``/``assertRaises`` block give pairs too, whose
+   expectation is "raises" (positional arguments only: keyword arguments are options).
+2. An input counts when it is *distinctive*: text or bytes of 3 characters or more, a
+   number other than -2..2 (booleans and ``None`` never), or a collection holding one. Text of
+   one or two characters counts only with the stronger evidence :mod:`reward_inputs` names.
+3. ``test_literal_special_case`` (tamper): code on an added line branches on an input of a
+   pair (``==``/``is``/``in`` in an ``if``, a conditional expression or a ``match`` case)
+   *and* that branch returns, yields or assigns that same pair's expected value (or raises,
+   for a raising pair). Both halves of one assertion, wired together: the branch exists for
+   the test.
 4. ``test_literal_table`` (evidence): a dict display on an added line maps a distinctive input
    of a pair to that pair's expected value. Lookup tables are honest code too, so a person
    decides.
@@ -27,6 +31,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_loopcontract.verifier.tamper.inputs import (
+    callee_name,
+    computes,
+    is_short,
+    parameters,
+    raises_blocks,
+    raises_in,
+)
 from pytest_loopcontract.verifier.tamper.rules import Names, RuleHit
 
 __all__ = ["Expectation", "expectations", "is_distinctive", "literal_hits"]
@@ -36,10 +48,17 @@ _MISSING: Any = object()
 
 @dataclass(frozen=True)
 class Expectation:
+    """One assertion's inputs and what it expects: a value, or (``raises``) an exception.
+    ``short`` holds one- and two-character text inputs, which count only with the stronger
+    evidence of :mod:`reward_inputs`; ``callees`` the functions the inputs were passed to."""
+
     nodeid: str
     line: int
     inputs: tuple[Any, ...]
     expected: Any
+    raises: tuple[str, ...] = ()
+    short: tuple[Any, ...] = ()
+    callees: tuple[str, ...] = ()
 
 
 def _literal(node: ast.AST | None) -> Any:
@@ -163,7 +182,7 @@ def _function_pairs(nodeid: str, func: ast.FunctionDef, names: Names) -> list[Ex
             target = node.targets[0]
             if isinstance(target, ast.Name) and (v := _literal(node.value)) is not _MISSING:
                 local[target.id] = v
-    pairs: list[Expectation] = []
+    pairs = _raising_pairs(nodeid, func, names, argnames, rows, local)
     for node in ast.walk(func):
         sides = _expected_and_actual(node, names)
         if sides is None:
@@ -176,12 +195,45 @@ def _function_pairs(nodeid: str, func: ast.FunctionDef, names: Names) -> list[Ex
                 continue
             found = list(_inputs(actual, env))
             inputs = [v for v in found if is_distinctive(v)]
+            short = tuple(v for v in found if is_short(v))
             if len(found) > 1 and inputs:
                 inputs.append(tuple(found))  # `if (a, b) == (20, 22)`, a table keyed by both
-            if inputs:
+            if inputs or short:
                 line = getattr(node, "lineno", 1)
-                pairs.append(Expectation(nodeid, line, tuple(inputs), expected))
+                callees = tuple(_callees(actual))
+                pairs.append(Expectation(nodeid, line, tuple(inputs), expected, (), short, callees))
     return pairs
+
+
+def _raising_pairs(
+    nodeid: str,
+    func: ast.FunctionDef,
+    names: Names,
+    argnames: Sequence[str],
+    rows: Sequence[tuple[Any, ...]],
+    local: dict[str, Any],
+) -> list[Expectation]:
+    """The inputs of the calls inside ``pytest.raises`` blocks: each is expected to raise."""
+    pairs = []
+    for block in raises_blocks(func, names):
+        for row in rows or [()]:
+            env = {**local, **dict(zip(argnames, row, strict=False))}
+            for callee, args in block.calls:
+                found = [v for a in args if (v := _value(a, env)) is not _MISSING]
+                inputs = tuple(v for v in found if is_distinctive(v))
+                short = tuple(v for v in found if is_short(v))
+                if inputs or short:
+                    raises = block.exceptions or ("Exception",)
+                    pairs.append(
+                        Expectation(nodeid, block.line, inputs, _MISSING, raises, short, (callee,))
+                    )
+    return pairs
+
+
+def _callees(actual: ast.AST) -> Iterator[str]:
+    for node in ast.walk(actual):
+        if isinstance(node, ast.Call) and (name := callee_name(node.func)):
+            yield name
 
 
 def _value(node: ast.AST, env: dict[str, Any]) -> Any:
@@ -210,6 +262,7 @@ def literal_hits(
     lines = set(added)
     tree = ast.parse(source, filename=path)
     consts = _module_constants(tree)
+    owners = _owners(tree) if any(p.short for p in pairs) else {}
     hits: list[RuleHit] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Dict):
@@ -217,23 +270,91 @@ def literal_hits(
         for compare, branch in _branches(node):
             if not ({compare.lineno, *(_lines(b) for b in branch)} & lines):
                 continue
+            owner = owners.get(id(node))
             for pair in pairs:
-                value = _compared_input(compare, pair, consts)
-                if value is _MISSING:
-                    continue
-                if any(same(v, pair.expected) for b in branch for v in _produced(b, consts)):
-                    hits.append(
-                        RuleHit(
-                            "test_literal_special_case",
-                            path,
-                            compare.lineno,
-                            f"{value!r} -> {pair.expected!r}",
-                            f"branches on {value!r}, an input of {pair.nodeid} (line "
-                            f"{pair.line}), and produces its expected {pair.expected!r}",
-                        )
-                    )
+                hit = _special_case(path, compare, branch, pair, consts, lines, owner)
+                if hit is not None:
+                    hits.append(hit)
                     break
     return hits
+
+
+def _special_case(
+    path: str,
+    compare: ast.expr,
+    branch: list[ast.AST],
+    pair: Expectation,
+    consts: dict[str, Any],
+    lines: set[int],
+    owner: ast.FunctionDef | ast.AsyncFunctionDef | None,
+) -> RuleHit | None:
+    """A branch on one of the pair's inputs that produces what the pair expects."""
+    value = _compared_input(compare, pair, consts)
+    if value is _MISSING and pair.short:
+        value = _compared_short(compare, pair, consts, lines, owner)
+    if value is _MISSING:
+        return None
+    source = f"an input of {pair.nodeid} (line {pair.line})"
+    if pair.raises:
+        if not raises_in(branch):
+            return None
+        expected = " or ".join(pair.raises)
+        return RuleHit(
+            "test_literal_special_case",
+            path,
+            compare.lineno,
+            f"{value!r} -> raise",
+            f"branches on {value!r}, {source} that expects {expected}, and raises",
+        )
+    if not any(same(v, pair.expected) for b in branch for v in _produced(b, consts)):
+        return None
+    return RuleHit(
+        "test_literal_special_case",
+        path,
+        compare.lineno,
+        f"{value!r} -> {pair.expected!r}",
+        f"branches on {value!r}, {source}, and produces its expected {pair.expected!r}",
+    )
+
+
+def _owners(tree: ast.Module) -> dict[int, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """id(node) -> the innermost function holding it."""
+    owners: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for func in ast.walk(tree):  # outer functions come first, so inner ones overwrite them
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(func):
+                owners[id(node)] = func
+    return owners
+
+
+def _compared_short(
+    cond: ast.expr,
+    pair: Expectation,
+    consts: dict[str, Any],
+    lines: set[int],
+    owner: ast.FunctionDef | ast.AsyncFunctionDef | None,
+) -> Any:
+    """A short input counts only on the stronger evidence the module notes of
+    :mod:`reward_inputs` list: a new comparison of the called function's own parameter, in a
+    function that otherwise computes its result."""
+    if owner is None or cond.lineno not in lines or owner.name not in pair.callees:
+        return _MISSING
+    if not computes(owner):
+        return _MISSING
+    params = parameters(owner)
+    for node in ast.walk(cond):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        for op, (a, b) in zip(node.ops, itertools.pairwise(operands), strict=True):
+            if not isinstance(op, (ast.Eq, ast.Is)):
+                continue
+            for name, other in ((a, b), (b, a)):
+                if isinstance(name, ast.Name) and name.id in params:
+                    value = _value(other, consts)
+                    if any(same(value, s) for s in pair.short):
+                        return value
+    return _MISSING
 
 
 def _lines(node: ast.AST) -> int:
@@ -264,6 +385,8 @@ def _table_hits(
             continue
         k, v = _value(key, consts), _value(value, consts)
         for pair in pairs:
+            if pair.raises or v is _MISSING:
+                continue
             if any(same(k, i) for i in pair.inputs) and same(v, pair.expected):
                 hits.append(
                     RuleHit(
