@@ -513,6 +513,10 @@ def run_contest(
         if seat in ATTACKS:
             assert verdict["verdict"] == "fail", (seat, verdict["reasons"])
             assert verdict["isolation"] == "sandbox", (seat, verdict.get("confinement"))
+        if seat == "forger":
+            # its payload did start, inside the sandbox, and ended with the test run
+            leftovers = verdict["confinement"]["leftovers"]
+            assert any("forge.py" in p["cmdline"] for p in leftovers), verdict["confinement"]
         requests[seat] = publish_round(tmp_path, scene, gh, seat, run_id, VERIFY_WORKFLOW)
     # The evil pull request's own workflow runs too (GitHub runs every workflow of the pull
     # request): named like the verify workflow, it verifies and then turns the verdict into a
@@ -521,6 +525,16 @@ def run_contest(
     assert forged(verdict) and verdict["verdict"] == "pass", verdict.get("confinement")
     own = publish_round(tmp_path, scene, gh, "evil", 120, EVIL_WORKFLOW)
     requests["evil (its own workflow)"] = own
+    # The forger's pull request again, on a runner where bubblewrap cannot start: its tests
+    # never run (a process-isolated run could write the artifact folder and $GITHUB_ENV, then
+    # claim the sandbox), the verdict says why, and publish refuses it.
+    no_bwrap = {"LOOP_CONTRACT_BWRAP": "/nonexistent/bwrap"}
+    verdict = verify_round(tmp_path, scene, gh, "forger", 121, runner_env=no_bwrap)
+    assert not forged(verdict), verdict.get("confinement")
+    assert "sandbox_unavailable" in [r["code"] for r in verdict["reasons"]], verdict["reasons"]
+    assert verdict["confinement"]["leftovers"] == []
+    own = publish_round(tmp_path, scene, gh, "forger", 121, VERIFY_WORKFLOW)
+    requests["forger (no sandbox on the runner)"] = own
     assert not gh.unknown, gh.unknown
 
     good = gh.latest_status(heads["good"], CONTEXT)
@@ -531,6 +545,7 @@ def run_contest(
         "cheat": "tamper_detected",
         "evil": "verification_untrusted",
         "rewired": "verification_untrusted",
+        "forger": "verification_untrusted",  # its last run, without a sandbox
     }
     for seat in NUMBERS:
         if seat == "good":
@@ -565,7 +580,11 @@ def run_contest(
     assert not {stages[seat] for seat in ATTACKS} & {"winner", None}, stages
     for seat in ATTACKS:  # the verifier's own verdict was recorded: slow, a fail
         record = state["verified"][str(NUMBERS[seat])]
-        assert record["verdict"]["verdict"] == "fail", (seat, record)
+        if seat == "forger":  # its last run had no sandbox
+            assert record["refused"]["code"] == "verification_untrusted", record
+            assert "sandbox" in record["refused"]["message"], record
+        else:
+            assert record["verdict"]["verdict"] == "fail", (seat, record)
     assert state["result"]["winner"] == "good"
     if SANDBOXED:
         assert state["verified"]["11"]["verdict"]["isolation"] == "sandbox"
