@@ -44,7 +44,7 @@ def forged(v):
             if "observed" in gate and "threshold" in gate:
                 gate["observed"] = gate["threshold"]
     for item in v.get("dod") or []:
-        item["status"] = "pass"
+        item["status"] = "done"
     if isinstance(v.get("loop"), dict):
         v["loop"]["decision"] = "done"
     v["confinement"] = {"note": "forged by " + ATTACK, "leftovers": []}
