@@ -469,6 +469,9 @@ def status_of(gh: FakeGitHub, scene: dict[str, Any], seat: str) -> tuple[str, st
 
 
 ATTACK_SEATS = (*ATTACKS, "rewired", "evil")
+# The genuine candidate, then the attacks (what a slow machine should show first), then the rest.
+ROUNDS = ("good", "setup", "interp", "shadow", "forger", "rewired", "evil", "slow", "cheat")
+assert sorted(ROUNDS) == sorted(NUMBERS)
 
 
 def test_the_workflows_under_act_publish_the_right_verdicts(tmp_path: Path) -> None:
@@ -501,7 +504,7 @@ def run_contest(
     # Each pull request's event runs verify; that run's completion runs publish, which takes
     # from it only the artifact of the run's own head (the others come from the data branch,
     # recorded by earlier rounds).
-    for round_no, seat in enumerate(NUMBERS, start=1):
+    for round_no, seat in enumerate(ROUNDS, start=1):
         run_id = 100 + round_no
         verdict = verify_round(tmp_path, scene, gh, seat, run_id)
         if seat == "rewired":
