@@ -129,6 +129,10 @@ def credentials_left(document: dict[str, Any]) -> list[str]:
     ]
 
 
+VERIFIER = ".loop-contract-verifier"
+"""Where the verify job checks out the base commit to run the action from."""
+
+
 def by_uses(document: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     return [step for _, step in steps(document) if str(step.get("uses", "")).startswith(prefix)]
 
@@ -265,16 +269,21 @@ def test_verify_fans_out_over_the_plan_and_uploads_one_artifact_per_candidate() 
     used = set(re.findall(r"matrix\.candidate\.(\w+)", (EXAMPLES / VERIFY).read_text()))
     assert used and used <= set(row[0])
 
-    (checkout,) = by_uses(document, "actions/checkout@")[1:]
+    # the candidate's head as data, then the verifier (action and package) from the base
+    checkout, verifier = by_uses(document, "actions/checkout@")[1:]
     assert checkout["with"]["ref"] == "${{ matrix.candidate.head_sha }}"
-    assert "repository" not in checkout["with"]
+    assert "repository" not in checkout["with"] and "path" not in checkout["with"]
+    assert verifier["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    assert verifier["with"]["path"] == VERIFIER
+    assert "repository" not in verifier["with"]
     (upload,) = by_uses(document, "actions/upload-artifact@")
     name = "candidate-${{ matrix.candidate.pr }}"
     assert candidate_dirname(7) == "candidate-7"  # the folder publish looks for
     assert upload["with"]["name"] == name
     assert upload["with"]["path"] == f"${{{{ runner.temp }}}}/loop-contract-artifacts/{name}/"
     assert upload["with"]["if-no-files-found"] == "error"
-    (call,) = [s for s in by_uses(document, "./action") if s["with"]["mode"] == "verify"]
+    (call,) = [s for s in by_uses(document, "./") if s["with"]["mode"] == "verify"]
+    assert call["uses"] == f"./{VERIFIER}/action"  # never the candidate's action
     assert call["with"]["artifacts"] == "${{ runner.temp }}/loop-contract-artifacts"
 
 
@@ -384,6 +393,12 @@ def test_action_installs_itself_from_its_own_checkout() -> None:
     install = load(ACTION)["runs"]["steps"][0]
     assert install["env"]["ACTION_PATH"] == "${{ github.action_path }}"
     assert '"$ACTION_PATH/.."' in install["run"]
+    # the working folder is the candidate's checkout in verify: `python -m` without -I would
+    # import a venv.py or pip.py from there (tests/test_act_e2e.py, seat "shadow")
+    calls = re.findall(r"^\s*(\S*python\S*) (.*)$", install["run"], re.MULTILINE | re.IGNORECASE)
+    assert len(calls) == 2, calls
+    for _, args in calls:
+        assert args.startswith("-I -m "), args
     for _, step in steps(load(ACTION)):
         assert step["shell"] == "bash"
 
@@ -546,7 +561,8 @@ def test_zizmor_ci_invocation_is_clean() -> None:
 
 
 def test_every_zizmor_suppression_is_one_we_argued_for() -> None:
-    """Ignore comments hide two findings only: workflow_run itself, and `./action`."""
+    """Ignore comments hide two findings only: workflow_run itself, and `./action` (in verify
+    the base commit's copy)."""
     for finding in zizmor_findings(*OURS, ACTION, ignores=False):
         ident, severity, path, feature = describe(finding)
         assert finding["ignored"] is True, (ident, path)
@@ -554,7 +570,8 @@ def test_every_zizmor_suppression_is_one_we_argued_for() -> None:
             assert (ident, path.endswith(PUBLISH)) == ("dangerous-triggers", True)
             assert "workflow_run" in feature
         else:
-            assert ident == "self-repository" and "./action" in feature, (ident, feature)
+            assert ident == "self-repository", (ident, feature)
+            assert "./action" in feature or f"./{VERIFIER}/action" in feature, feature
 
 
 @pytest.mark.parametrize(
