@@ -1,7 +1,61 @@
-"""pytest-loopcontract: an external verifier that decides when a coding agent is done."""
+"""pytest-loopcontract: an external verifier that decides when a coding agent is done.
+
+The public Python face. Importing the package imports nothing but the standard library: the
+launcher runs this file before it re-executes a clean interpreter, with the candidate's tree
+possibly on the path, so every name below is loaded on first use (PEP 562).
+
+``load_contract`` and ``verify`` are what the CLI's ``check`` and ``verify`` call; call
+``verify`` from a process that never imported the candidate's code (``loop-contract verify``
+is that process). ``hookimpl`` marks plugin hooks (see ``hookspecs``); ``LoopContractError`` is
+the root of every error the package raises, each carrying its exit code.
+"""
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from importlib import import_module, metadata
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from pytest_loopcontract.contract.model import Contract, load_contract
+    from pytest_loopcontract.errors import ContractError, LoopContractError
+    from pytest_loopcontract.hookspecs import hookimpl
+    from pytest_loopcontract.verifier.verify import VerifyOutcome, verify
+
+__all__ = [
+    "Contract",
+    "ContractError",
+    "LoopContractError",
+    "VerifyOutcome",
+    "__version__",
+    "hookimpl",
+    "load_contract",
+    "verify",
+]
+
+try:
+    __version__ = metadata.version("pytest-loopcontract")
+except metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
+
+_HOMES = {
+    "Contract": "pytest_loopcontract.contract.model",
+    "load_contract": "pytest_loopcontract.contract.model",
+    "ContractError": "pytest_loopcontract.errors",
+    "LoopContractError": "pytest_loopcontract.errors",
+    "hookimpl": "pytest_loopcontract.hookspecs",
+    "VerifyOutcome": "pytest_loopcontract.verifier.verify",
+    "verify": "pytest_loopcontract.verifier.verify",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'pytest_loopcontract' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
