@@ -24,7 +24,7 @@ class _Builtins:
 
     @hookspecs.hookimpl
     def loopcontract_metric_sources(self) -> Mapping[str, Callable[..., Any]]:
-        from pytest_loopcontract.verifier.sensors import BUILTIN_SOURCES
+        from pytest_loopcontract.verifier.sensors.registry import BUILTIN_SOURCES
 
         return BUILTIN_SOURCES
 

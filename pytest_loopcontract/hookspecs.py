@@ -28,7 +28,8 @@ def loopcontract_metric_sources() -> Mapping[str, Callable[..., Any]]:  # type: 
     """Return metric sources keyed by metric prefix (the part before the first dot).
 
     A source is called as ``source(gate, context)`` with a :class:`~.contract.MeasuredGate`
-    and a :class:`~.sensors.SensorContext`, and returns a :class:`~.sensors.Observation`.
+    and a :class:`~.sensors.protocol.SensorContext`, and returns a
+    :class:`~.sensors.protocol.Observation`.
     A source must never report ``ok`` for a value it did not read. Later registrations win
     over earlier ones for the same prefix, so a plugin can replace a built-in.
     """

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from pytest_loopcontract import hooks
-from pytest_loopcontract.verifier.sensors import BUILTIN_SOURCES
+from pytest_loopcontract.verifier.sensors.registry import BUILTIN_SOURCES
 
 PLUGIN = """
 from pytest_loopcontract.hookspecs import hookimpl
-from pytest_loopcontract.verifier.sensors import Observation
+from pytest_loopcontract.verifier.sensors.protocol import Observation
 
 
 def _answer(gate, ctx):

@@ -253,9 +253,10 @@ def outside_import_errors(results: RunResults) -> list[Reason]:
 
 def _measure(contract: Contract, results: RunResults, evidence: Evidence) -> list[gates.GateResult]:
     """Measured gates; the sensors (and coverage.py) load only when a contract has some."""
-    from pytest_loopcontract.verifier import sensors
+    from pytest_loopcontract.verifier.sensors.protocol import SensorContext
+    from pytest_loopcontract.verifier.sensors.registry import observe
 
-    context = sensors.SensorContext(
+    context = SensorContext(
         workdir=evidence.workdir,
         tests=results.tests,
         recorded=results.metrics,
@@ -266,7 +267,7 @@ def _measure(contract: Contract, results: RunResults, evidence: Evidence) -> lis
     )
     sources = hooks.metric_sources()
     return [
-        gates.evaluate_measured(gate, sensors.observe(gate, context, sources))
+        gates.evaluate_measured(gate, observe(gate, context, sources))
         for gate in contract.measured_gates
     ]
 

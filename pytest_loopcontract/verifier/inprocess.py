@@ -70,7 +70,7 @@ def _pinned_contract_sha(root: Path) -> str | None:
 def _repo_evidence(
     root: Path, contract: Contract, baseline: BaselineRecord | None
 ) -> tuple[list[Finding], dict[str, frozenset[int]] | None, str | None, bool | None, bool | None]:
-    from pytest_loopcontract.verifier.sensors import added_lines_from_diff
+    from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
 
     try:
         repo = find_repo(root)

@@ -37,7 +37,7 @@ from pytest_loopcontract.verifier.reruns import flaky_failures, rerun_pass_to_pa
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.runner import PytestRun, RunSetup, prepare_run, run_pytest
 from pytest_loopcontract.verifier.sandbox import PROCESS, SandboxUnavailable
-from pytest_loopcontract.verifier.sensors import added_lines_from_diff
+from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
 from pytest_loopcontract.verifier.tamper.checks import (
     VacuousRunner,
     blob_reader,

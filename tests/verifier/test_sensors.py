@@ -21,16 +21,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_loopcontract.contract.model import MeasuredGate
-from pytest_loopcontract.verifier import sensors
 from pytest_loopcontract.verifier.results import RecordedMetric, TestRecord
-from pytest_loopcontract.verifier.sensors import (
-    BUILTIN_SOURCES,
-    Observation,
-    SensorContext,
-    added_lines_from_diff,
-    coverage_percent_display,
-    observe,
-)
+from pytest_loopcontract.verifier.sensors import common
+from pytest_loopcontract.verifier.sensors.coverage import coverage_percent_display
+from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
+from pytest_loopcontract.verifier.sensors.protocol import Observation, SensorContext
+from pytest_loopcontract.verifier.sensors.registry import BUILTIN_SOURCES, observe
 
 PY = sys.executable
 
@@ -277,7 +273,7 @@ def test_malformed_coverage_report_is_an_error(
 
 
 def test_oversized_report_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sensors, "_MAX_FILE_BYTES", 64)
+    monkeypatch.setattr(common, "_MAX_FILE_BYTES", 64)
     (tmp_path / "coverage.json").write_text(json.dumps(MINIMAL_REPORT))
     obs = observe(gate("coverage.percent"), context(tmp_path))
     assert obs.status == "error" and "larger than 64 bytes" in obs.detail

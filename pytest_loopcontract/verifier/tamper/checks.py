@@ -32,7 +32,7 @@ from pytest_loopcontract.verifier import gates
 from pytest_loopcontract.verifier.baseline import BaselineRecord
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.runner import PytestRun
-from pytest_loopcontract.verifier.sensors import added_lines_from_diff
+from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
 from pytest_loopcontract.verifier.tamper.literals import Expectation, expectations, literal_hits
 from pytest_loopcontract.verifier.tamper.mutation import (
     MutatedSource,
