@@ -60,7 +60,9 @@ def test_entry_point_plugin_adds_a_metric_and_sees_the_verdict(tmp_path: Path) -
         "gates:\n  measured:\n"
         '    - {id: answer, metric: answer.value, op: "==", threshold: 42}\n'
     )
-    env = {**os.environ, "PYTHONPATH": str(site)}
+    # The caller's path stays behind site, so the child imports the package under test.
+    paths = [str(site), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "--loop-contract", "-p", "no:cacheprovider"],
         cwd=project,
