@@ -6,8 +6,9 @@ possibly on the path, so every name below is loaded on first use (PEP 562).
 
 ``load_contract`` and ``verify`` are what the CLI's ``check`` and ``verify`` call; call
 ``verify`` from a process that never imported the candidate's code (``loop-contract verify``
-is that process). ``hookimpl`` marks plugin hooks (see ``hookspecs``); ``LoopContractError`` is
-the root of every error the package raises, each carrying its exit code.
+is that process). ``hookimpl`` marks plugin hooks (see ``hookspecs``); a metric source that a
+plugin adds returns an ``Observation`` from a ``SensorContext``. ``LoopContractError`` is the
+root of every error the package raises, each carrying its exit code.
 """
 
 from __future__ import annotations
@@ -19,12 +20,15 @@ if TYPE_CHECKING:
     from pytest_loopcontract.contract.model import Contract, load_contract
     from pytest_loopcontract.errors import ContractError, LoopContractError
     from pytest_loopcontract.hookspecs import hookimpl
+    from pytest_loopcontract.verifier.sensors.protocol import Observation, SensorContext
     from pytest_loopcontract.verifier.verify import VerifyOutcome, verify
 
 __all__ = [
     "Contract",
     "ContractError",
     "LoopContractError",
+    "Observation",
+    "SensorContext",
     "VerifyOutcome",
     "__version__",
     "hookimpl",
@@ -43,6 +47,8 @@ _HOMES = {
     "ContractError": "pytest_loopcontract.errors",
     "LoopContractError": "pytest_loopcontract.errors",
     "hookimpl": "pytest_loopcontract.hookspecs",
+    "Observation": "pytest_loopcontract.verifier.sensors.protocol",
+    "SensorContext": "pytest_loopcontract.verifier.sensors.protocol",
     "VerifyOutcome": "pytest_loopcontract.verifier.verify",
     "verify": "pytest_loopcontract.verifier.verify",
 }
