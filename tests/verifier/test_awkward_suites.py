@@ -136,7 +136,7 @@ def test_ids_computed_at_collection_are_unstable_not_tampering(tmp_path: Path) -
 FLAKY = """\
 from pathlib import Path
 
-ROOT = REPO_ROOT
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_sometimes_slow():
@@ -184,7 +184,7 @@ from pathlib import Path
 
 from mini.core import double, triple
 
-ROOT = REPO_ROOT
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_double(two):
