@@ -31,6 +31,7 @@ from pytest_loopcontract.verifier.baseline_messages import (
     collect_error_hint,
     outside_import_message,
 )
+from pytest_loopcontract.verifier.evaluate import outcomes_with_collect_errors
 from pytest_loopcontract.verifier.hidden import (
     HiddenFile,
     baseline_problem,
@@ -326,14 +327,6 @@ def _pins(
     }
 
 
-def _outcomes(results: RunResults) -> dict[str, str]:
-    """Every collected id's outcome, a file that failed to collect counted as an error."""
-    outcomes = results.outcomes()
-    for error in results.collect_errors:
-        outcomes.setdefault(error.get("nodeid", ""), "error")
-    return outcomes
-
-
 def take_baseline(
     root: Path, contract_relpath: str, base_ref: str | None = None, python: str | None = None
 ) -> BaselineRecord:
@@ -355,7 +348,7 @@ def take_baseline(
     included = pin_untracked(root, contract.pytest.include_untracked)
     runs = _run_base(root, base, setup, included, hidden)
     results = _usable_results(runs, setup.testenv.python)
-    outcomes = _outcomes(results)
+    outcomes = outcomes_with_collect_errors(results)
     if problem := baseline_problem(hidden, outcomes):
         raise BaselineRefused(problem)
     sets = _test_sets(contract, results, outcomes, runs)

@@ -25,7 +25,13 @@ from pytest_loopcontract.verifier import gates
 from pytest_loopcontract.verifier.hidden import withhold_messages
 from pytest_loopcontract.verifier.results import RunResults
 
-__all__ = ["Evidence", "evaluate", "outside_import_errors", "run_command_gate"]
+__all__ = [
+    "Evidence",
+    "evaluate",
+    "outcomes_with_collect_errors",
+    "outside_import_errors",
+    "run_command_gate",
+]
 
 OUTPUT_TAIL_BYTES = 4096
 
@@ -97,7 +103,8 @@ def run_command_gate(
         )
 
 
-def _outcomes_with_collect_errors(results: RunResults) -> dict[str, str]:
+def outcomes_with_collect_errors(results: RunResults) -> dict[str, str]:
+    """Every collected id's outcome, a file that failed to collect counted as an error."""
     outcomes = results.outcomes()
     for error in results.collect_errors:
         outcomes.setdefault(error.get("nodeid", ""), "error")
@@ -128,7 +135,7 @@ def _blame_collection_errors(
 
 def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dict[str, Any]:
     """Compute the verdict document for one run."""
-    outcomes = _outcomes_with_collect_errors(results)
+    outcomes = outcomes_with_collect_errors(results)
     dod = gates.evaluate_dod(contract.scored_dod(), outcomes, results.dod_marks)
     dod = _blame_collection_errors(dod, (e.get("nodeid", "") for e in results.collect_errors))
 

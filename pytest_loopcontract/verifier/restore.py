@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_loopcontract.verifier.baseline import BaselineRecord
+from pytest_loopcontract.verifier.hidden import real_folders
 from pytest_loopcontract.verifier.workspace import (
     TreeEntry,
     WorkspaceError,
@@ -21,23 +22,6 @@ from pytest_loopcontract.verifier.workspace import (
 )
 
 __all__ = ["restore_pins"]
-
-
-def _inside(scratch: Path, relpath: str) -> Path:
-    """``scratch / relpath`` with every folder on the way made a real folder.
-
-    The candidate may have replaced a folder by a symlink to somewhere outside (``tests ->
-    /elsewhere``); writing a pinned file through it would change files outside the scratch
-    copy, so such a symlink (or a file in a folder's place) is removed first.
-    """
-    current = scratch
-    parts = Path(relpath).parts
-    for part in parts[:-1]:
-        current = current / part
-        if current.is_symlink() or (current.exists() and not current.is_dir()):
-            current.unlink()
-        current.mkdir(exist_ok=True)
-    return current / parts[-1]
 
 
 def restore_pins(
@@ -61,7 +45,9 @@ def restore_pins(
         data = blobs[pin.blob]
         if sha256_bytes(data) != pin.sha256:
             raise WorkspaceError(f"pinned object for {path} does not match its SHA-256")
-        target = _inside(scratch, path)
+        # A folder the candidate replaced by a symlink (``tests -> /elsewhere``) would send the
+        # pinned bytes outside the scratch copy: every folder on the way is made real first.
+        target = real_folders(scratch, path)
         if target.is_symlink():
             target.unlink()
         elif target.is_dir():
