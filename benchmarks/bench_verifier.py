@@ -366,7 +366,7 @@ PHASES = (
     "make_scratch",
     "export_tree",
     "purge_bytecode",
-    "_restore_pins",
+    "restore_pins",
     "run_pytest",
     "run_pytest: main run",
     "run_pytest: vacuous-pass runs",

@@ -29,6 +29,7 @@ from pytest_loopcontract.fsio import utc_now
 from pytest_loopcontract.verdict_tests import verdict_records
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate
 from pytest_loopcontract.verifier.results import RunResults, TestRecord
+from pytest_loopcontract.verifier.run_outcome import run_errors
 from pytest_loopcontract.verifier.runner import run_pytest
 from pytest_loopcontract.verifier.tamper.pins import (
     boundary_findings,
@@ -36,7 +37,6 @@ from pytest_loopcontract.verifier.tamper.pins import (
     harness_findings,
     pin_findings,
 )
-from pytest_loopcontract.verifier.verify import _run_errors
 from pytest_loopcontract.verifier.workspace import DEFAULT_PROTECT, Pin, TreeEntry, match_glob
 from testing.repos import assert_valid_verdict, git, init_repo, run_cli
 from testing.verifier_project import (
@@ -154,7 +154,7 @@ def test_internal_error_maps_to_an_error_verdict(tmp_path: Path, hook: str) -> N
     assert run.exit_code == 3
     assert not run.timed_out
     assert "INTERNALERROR" in run.output_tail
-    errors = _run_errors(
+    errors = run_errors(
         run.exit_code, run.timed_out, run.results, run.results_error, run.output_tail, 120
     )
     assert [e.code for e in errors] == ["pytest_internal_error"]
@@ -200,7 +200,7 @@ def test_run_error_mapping(
     exit_code: int | None, timed_out: bool, has_results: bool, code: str
 ) -> None:
     results = RunResults(nonce="n", tests=[TestRecord("t.py::a", "passed")])
-    errors = _run_errors(
+    errors = run_errors(
         exit_code,
         timed_out,
         results if has_results else None,
@@ -213,9 +213,9 @@ def test_run_error_mapping(
 
 def test_run_error_mapping_for_normal_runs() -> None:
     results = RunResults(nonce="n", tests=[TestRecord("t.py::a", "failed")])
-    assert _run_errors(1, False, results, "", "", 3) == []
-    assert _run_errors(0, False, results, "", "", 3) == []
-    assert [e.code for e in _run_errors(0, False, RunResults(), "", "", 3)] == ["no_tests"]
+    assert run_errors(1, False, results, "", "", 3) == []
+    assert run_errors(0, False, results, "", "", 3) == []
+    assert [e.code for e in run_errors(0, False, RunResults(), "", "", 3)] == ["no_tests"]
 
 
 HARD_EXIT_VISIBLE = "import os\n\n\n" + FIXED.replace(

@@ -22,6 +22,7 @@ NAME = "pytest_loopcontract"
 # Pure cores: the rules that decide, readable and testable without files, processes or clocks.
 PURE = [
     "pytest_loopcontract.verifier.gates",
+    "pytest_loopcontract.verifier.baseline_messages",
     "pytest_loopcontract.contest.matrix",
     "pytest_loopcontract.contest.bracket",
     "pytest_loopcontract.loop.progress",

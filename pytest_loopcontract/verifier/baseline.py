@@ -8,12 +8,11 @@ there. The pins recorded here are the verifier's memory of what the referee look
 from __future__ import annotations
 
 import json
-import re
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.errors import LoopContractError
@@ -27,18 +26,28 @@ from pytest_loopcontract.verifier.baseline_format import (
     decode_sets,
     encode_sets,
 )
+from pytest_loopcontract.verifier.baseline_messages import (
+    broken_run_message,
+    collect_error_hint,
+    outside_import_message,
+)
+from pytest_loopcontract.verifier.evaluate import outcomes_with_collect_errors
 from pytest_loopcontract.verifier.hidden import (
+    HiddenFile,
     baseline_problem,
     check_not_in_tree,
     hidden_record,
     read_hidden,
     write_hidden,
 )
+from pytest_loopcontract.verifier.referee import referee_paths
+from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.stability import outcome_changes, repeat_runs
 from pytest_loopcontract.verifier.tamper.pins import protected_paths
 from pytest_loopcontract.verifier.workspace import (
     DEFAULT_PROTECT,
     Pin,
+    TreeEntry,
     WorkspaceError,
     export_tree,
     is_dirty,
@@ -53,6 +62,9 @@ from pytest_loopcontract.verifier.workspace import (
     tree_of,
     write_pinned,
 )
+
+if TYPE_CHECKING:
+    from pytest_loopcontract.verifier.runner import PytestRun, RunSetup
 
 __all__ = ["BaselineRecord", "BaselineRefused", "load_baseline", "take_baseline"]
 
@@ -158,47 +170,19 @@ def protect_globs(contract: Contract) -> list[str]:
     return globs
 
 
-_TEST_FOLDER = re.compile(r"^(tests?|testing|[\w.-]*_tests?|tests?_[\w.-]*)$")
+@dataclass(frozen=True)
+class _BaseCommit:
+    """The commit the baseline is taken from, its files and the contract committed there."""
+
+    commit: str
+    tree: str
+    files: dict[str, TreeEntry]
+    contract_bytes: bytes
+    contract: Contract
 
 
-def _test_folder(path: str) -> str | None:
-    """The top-most folder named like a test folder (``tests``, ``test``, ``testing``,
-    ``unit_tests``...) on the way to ``path``, or None when there is none."""
-    parts = PurePosixPath(path).parts[:-1]
-    for index, part in enumerate(parts):
-        if _TEST_FOLDER.match(part):
-            return "/".join(parts[: index + 1])
-    return None
-
-
-def referee_files(
-    files: Mapping[str, object], test_files: Iterable[str], imported: Iterable[str]
-) -> set[str]:
-    """The whole referee, beyond the collected test files: every file under the folders that
-    hold them (helpers like ``test/common.py``, fixtures, data and golden files), and every
-    module the baseline run imported from a test-named folder elsewhere (a ``testing/``
-    package). A test file beside the code (``pkg/test_core.py``) pins only itself: its folder
-    is the code under change."""
-    folders = {f for f in map(_test_folder, [*test_files, *imported]) if f is not None}
-    if not folders:
-        return set()
-    prefixes = tuple(f + "/" for f in sorted(folders))
-    return {path for path in files if path.startswith(prefixes)}
-
-
-def _test_files(nodeids: Sequence[str], files: Mapping[str, object]) -> set[str]:
-    out = set()
-    for nodeid in nodeids:
-        file_part = nodeid.split("::", 1)[0]
-        if file_part in files:
-            out.add(file_part)
-    return out
-
-
-def take_baseline(
-    root: Path, contract_relpath: str, base_ref: str | None = None, python: str | None = None
-) -> BaselineRecord:
-    """Run the base commit's suite in a scratch checkout and write ``baseline.json``."""
+def _read_base(root: Path, contract_relpath: str, base_ref: str | None) -> _BaseCommit:
+    """Resolve the base commit and read its contract; refuse a dirty tree or a missing one."""
     # Resolve first: in a repository without commits "make a first commit" is the useful
     # message, not "the working tree has uncommitted changes".
     commit = resolve_commit(root, base_ref or "HEAD")
@@ -216,86 +200,97 @@ def take_baseline(
         )
     contract_blob = read_blobs(root, [files[contract_relpath].blob])[files[contract_relpath].blob]
     contract = parse_contract(contract_blob, Path(contract_relpath))
-    hidden = read_hidden(root, contract, contract_blob)  # a missing one: ContractError, its line
-    check_not_in_tree(root, contract, contract_blob, files, hidden)
+    return _BaseCommit(commit, tree, files, contract_blob, contract)
 
-    from pytest_loopcontract.verifier.runner import (  # the launcher's machinery, only needed here
-        prepare_run,
-        run_pytest,
-    )
-    from pytest_loopcontract.verifier.sandbox import SandboxUnavailable
 
-    try:
-        setup = prepare_run(root, contract, python=python)
-    except SandboxUnavailable as exc:
-        raise BaselineRefused(str(exc)) from None
-    included = pin_untracked(root, contract.pytest.include_untracked)
+@dataclass(frozen=True)
+class _BaseRuns:
+    """The baseline run, a second collection, and the ``pytest.stability_runs`` repeats."""
+
+    run: PytestRun
+    again: PytestRun
+    repeats: list[PytestRun]
+
+
+def _run_base(
+    root: Path,
+    base: _BaseCommit,
+    setup: RunSetup,
+    included: Mapping[str, Pin],
+    hidden: Sequence[HiddenFile],
+) -> _BaseRuns:
+    """Run the base commit's suite in a scratch checkout, removed afterwards."""
+    from pytest_loopcontract.verifier.runner import run_pytest  # the launcher's machinery
+
+    contract = base.contract
+
+    def run(extra: Sequence[str]) -> PytestRun:
+        return run_pytest(
+            scratch,
+            nonce=secrets.token_hex(16),
+            autoload=True,
+            extra_args=list(extra),
+            timeout=contract.pytest.timeout,
+            testenv=setup.testenv,
+            confinement=setup.confinement,
+            egress=contract.egress_allow,
+        )
+
     scratch = make_scratch("loopcontract-baseline-")
     try:
-        export_tree(root, tree, scratch)
+        export_tree(root, base.tree, scratch)
         purge_bytecode(scratch)
         write_pinned(root, scratch, included)
         write_hidden(scratch, hidden)
-        run = run_pytest(
-            scratch,
-            nonce=secrets.token_hex(16),
-            autoload=True,
-            extra_args=contract.pytest.args,
-            timeout=contract.pytest.timeout,
-            testenv=setup.testenv,
-            confinement=setup.confinement,
-            egress=contract.egress_allow,
-        )
+        first = run(contract.pytest.args)
         # A second collection: ids computed at collection time (the clock, a random value, a
         # temporary path) differ between the two and can never be expected again.
-        again = run_pytest(
-            scratch,
-            nonce=secrets.token_hex(16),
-            autoload=True,
-            extra_args=[*contract.pytest.args, "--collect-only", "-q"],
-            timeout=contract.pytest.timeout,
-            testenv=setup.testenv,
-            confinement=setup.confinement,
-            egress=contract.egress_allow,
-        )
+        again = run([*contract.pytest.args, "--collect-only", "-q"])
         # pytest.stability_runs: the same run again, to find pass-to-pass tests that flake.
-        repeats = repeat_runs(
-            lambda: run_pytest(
-                scratch,
-                nonce=secrets.token_hex(16),
-                autoload=True,
-                extra_args=contract.pytest.args,
-                timeout=contract.pytest.timeout,
-                testenv=setup.testenv,
-                confinement=setup.confinement,
-                egress=contract.egress_allow,
-            ),
-            contract.pytest.stability_runs,
-        )
+        repeats = repeat_runs(lambda: run(contract.pytest.args), contract.pytest.stability_runs)
     finally:
         remove_tree(scratch)
-    for number, broken in enumerate([run, *repeats], start=1):
+    return _BaseRuns(first, again, repeats)
+
+
+def _usable_results(runs: _BaseRuns, python: str) -> RunResults:
+    """The baseline run's results, or a refusal when any run broke or measured another copy."""
+    for number, broken in enumerate([runs.run, *runs.repeats], start=1):
         if broken.results is None or broken.exit_code not in (0, 1):
             where = f"run {number} (pytest.stability_runs): " if number > 1 else ""
-            raise BaselineRefused(where + broken_run_message(broken, setup.testenv.python))
-    results = run.results
+            raise BaselineRefused(where + broken_run_message(broken, python))
+    results = runs.run.results
     assert results is not None  # checked just above
     if results.outside_imports:
-        raise BaselineRefused(outside_import_message(results.outside_imports[0], run.isolation))
-    outcomes = results.outcomes()
-    for error in results.collect_errors:
-        outcomes.setdefault(error.get("nodeid", ""), "error")
-    if problem := baseline_problem(hidden, outcomes):
-        raise BaselineRefused(problem)
+        raise BaselineRefused(
+            outside_import_message(results.outside_imports[0], runs.run.isolation)
+        )
+    return results
+
+
+@dataclass(frozen=True)
+class _TestSets:
+    """What a verify run is measured against: the sets, and the ids too shaky to expect."""
+
+    fail_to_pass: list[str]
+    pass_to_pass: list[str]
+    unstable: list[dict[str, Any]]
+
+
+def _test_sets(
+    contract: Contract, results: RunResults, outcomes: Mapping[str, str], runs: _BaseRuns
+) -> _TestSets:
+    """Fail-to-pass and pass-to-pass sets, without tests whose id or outcome is unstable;
+    refuses a baseline that breaks the contract's mode rule."""
     dod = gates.evaluate_dod(contract.scored_dod(), outcomes, results.dod_marks)
     acceptance = [n for item in dod for n, o in item.tests if o != "missing"]
     _check_mode_rule(contract, dod, outcomes, results.collect_errors)
 
-    unstable = unstable_ids(results, again.results)
+    unstable = unstable_ids(results, runs.again.results)
     shaky = {u["nodeid"] for u in unstable}
     unstable += outcome_changes(
         outcomes,
-        [r.results.outcomes() for r in repeats if r.results is not None],
+        [r.results.outcomes() for r in runs.repeats if r.results is not None],
         [n for n, o in outcomes.items() if o == "passed" and n not in shaky],
     )
     shaky = {u["nodeid"] for u in unstable}
@@ -303,47 +298,84 @@ def take_baseline(
     fail_to_pass = [n for n in acceptance if outcomes.get(n) != "passed" and n not in shaky]
     accepted = set(acceptance)
     pass_to_pass = [n for n in passed if n not in accepted]
+    return _TestSets(fail_to_pass, pass_to_pass, unstable)
 
-    globs = protect_globs(contract)
-    # Doctest items live in the code under test: pinning their modules would revert fixes.
-    doctests = set(results.doctests)
-    explicit = {contract_relpath} | _test_files([n for n in outcomes if n not in doctests], files)
-    doctest_only = {n.split("::", 1)[0] for n in doctests} - {
-        n.split("::", 1)[0] for n in outcomes if n not in doctests
-    }
-    explicit |= (
-        {s.split("::", 1)[0] for s in contract.acceptance_selectors()} & set(files)
-    ) - doctest_only
-    explicit |= referee_files(files, explicit, results.module_origins.values()) - doctest_only
-    pinned = protected_paths(files, globs, explicit & set(files))
+
+def _pins(
+    root: Path,
+    base: _BaseCommit,
+    contract_relpath: str,
+    globs: list[str],
+    results: RunResults,
+    outcomes: Mapping[str, str],
+) -> dict[str, Pin]:
+    """The referee and the protected files of the base commit, each with its SHA-256."""
+    explicit = referee_paths(
+        contract_relpath,
+        base.contract,
+        base.files,
+        outcomes,
+        results.doctests,
+        results.module_origins.values(),
+    )
+    files = base.files
+    pinned = protected_paths(files, globs, explicit)
     contents = read_blobs(root, (files[p].blob for p in pinned))
-    pins = {
+    return {
         p: Pin(sha256=sha256_bytes(contents[files[p].blob]), blob=files[p].blob, mode=files[p].mode)
         for p in sorted(pinned)
     }
+
+
+def take_baseline(
+    root: Path, contract_relpath: str, base_ref: str | None = None, python: str | None = None
+) -> BaselineRecord:
+    """Run the base commit's suite in a scratch checkout and write ``baseline.json``."""
+    base = _read_base(root, contract_relpath, base_ref)
+    contract = base.contract
+    hidden = read_hidden(
+        root, contract, base.contract_bytes
+    )  # a missing one: ContractError, its line
+    check_not_in_tree(root, contract, base.contract_bytes, base.files, hidden)
+
+    from pytest_loopcontract.verifier.runner import prepare_run  # the launcher's machinery
+    from pytest_loopcontract.verifier.sandbox import SandboxUnavailable
+
+    try:
+        setup = prepare_run(root, contract, python=python)
+    except SandboxUnavailable as exc:
+        raise BaselineRefused(str(exc)) from None
+    included = pin_untracked(root, contract.pytest.include_untracked)
+    runs = _run_base(root, base, setup, included, hidden)
+    results = _usable_results(runs, setup.testenv.python)
+    outcomes = outcomes_with_collect_errors(results)
+    if problem := baseline_problem(hidden, outcomes):
+        raise BaselineRefused(problem)
+    sets = _test_sets(contract, results, outcomes, runs)
+    globs = protect_globs(contract)
     record = BaselineRecord(
-        commit=commit,
-        tree=tree,
+        commit=base.commit,
+        tree=base.tree,
         contract_path=contract_relpath,
         contract_sha256=contract.sha256,
         contract_id=contract.id,
         mode=contract.mode,
         collected=sorted(n for n in outcomes if n),
         outcomes=outcomes,
-        fail_to_pass=fail_to_pass,
-        pass_to_pass=pass_to_pass,
-        pins=pins,
+        fail_to_pass=sets.fail_to_pass,
+        pass_to_pass=sets.pass_to_pass,
+        pins=_pins(root, base, contract_relpath, globs, results, outcomes),
         protected_globs=globs,
         plugins=sorted(set(results.plugins) | set(contract.pytest.plugins)),
         created=utc_now(),
         extra={
             "doctests": dict(results.doctests),
             "test_env": setup.testenv.describe(),
-            "isolation": run.isolation,
-            "leftovers": list(run.leftovers),
+            "isolation": runs.run.isolation,
+            "leftovers": list(runs.run.leftovers),
             "runtime_patches": list(results.runtime_patches),
             "module_origins": dict(results.module_origins),
-            "unstable": unstable,
+            "unstable": sets.unstable,
             "included": {p: asdict(pin) for p, pin in included.items()},
             **({"hidden": hidden_record(hidden, outcomes)} if hidden else {}),
         },
@@ -367,56 +399,6 @@ def unstable_ids(first: Any, second: Any) -> list[dict[str, Any]]:
     ]
 
 
-def broken_run_message(run: Any, python: str) -> str:
-    """Why the baseline run produced nothing usable, with the fix when the cause is known."""
-    why = "timed out" if run.timed_out else f"pytest exited {run.exit_code}"
-    tail = run.output_tail[-2000:]
-    if "No module named pytest" in tail:
-        return (
-            f"pytest is not installed in the test interpreter {python}: install it there "
-            f"('{python} -m pip install pytest'), or choose another with --python or "
-            "pytest.python in the contract"
-        )
-    return f"the baseline run is broken ({why}; {run.results_error or 'see output'}):\n{tail}"
-
-
-def outside_import_message(shadow: Mapping[str, str], isolation: str) -> str:
-    if isolation == "sandbox":
-        fix = "put the source folder in the contract's pytest.pythonpath (for example [src])"
-    else:
-        fix = (
-            "an editable install points at the repository's working tree, which process "
-            "isolation cannot replace with the scratch copy: install bubblewrap so that verify "
-            "runs in the sandbox, or put the source folder in the contract's pytest.pythonpath"
-        )
-    return (
-        f"the baseline run imported {shadow['module']!r} from {shadow['imported']}, not from "
-        f"the tree under test ({shadow['local']}), so it would measure another copy: {fix}"
-    )
-
-
-def _collect_error_hint(errors: Sequence[Mapping[str, str]], nodeids: Sequence[str]) -> str:
-    """The collection error behind tests that did not run, in its own words."""
-    files = {n.split("::", 1)[0] for n in nodeids}
-    for error in errors:
-        where = error.get("nodeid", "")
-        if not files or where in files or not where:
-            last = [ln for ln in error.get("message", "").splitlines() if ln.strip()][-1:]
-            said = last[0].strip() if last else "no message"
-            if "cannot import name" in said:
-                why = (
-                    "the test imports a name the fix has yet to add; acceptance tests must "
-                    "be collectable at baseline, so import it inside the test function"
-                )
-            else:
-                why = (
-                    "the code under test or a test dependency does not import at baseline: "
-                    "check pytest.python and pytest.pythonpath in the contract"
-                )
-            return f"; collecting {where or 'the session'} failed: {said} ({why})"
-    return ""
-
-
 def _check_mode_rule(
     contract: Contract,
     dod: Sequence[gates.DodResult],
@@ -438,7 +420,7 @@ def _check_mode_rule(
     for item in dod:
         missing = [n for n, o in item.tests if o == "missing"]
         if item.status == "no_tests" or missing:
-            hint = _collect_error_hint(collect_errors, missing)
+            hint = collect_error_hint(collect_errors, missing)
             raise BaselineRefused(
                 f"DoD item {item.id!r}: acceptance tests do not run at baseline "
                 f"({', '.join(missing) or 'no test is tied to it'})"

@@ -25,7 +25,13 @@ from pytest_loopcontract.verifier import gates
 from pytest_loopcontract.verifier.hidden import withhold_messages
 from pytest_loopcontract.verifier.results import RunResults
 
-__all__ = ["Evidence", "evaluate", "outside_import_errors", "run_command_gate"]
+__all__ = [
+    "Evidence",
+    "evaluate",
+    "outcomes_with_collect_errors",
+    "outside_import_errors",
+    "run_command_gate",
+]
 
 OUTPUT_TAIL_BYTES = 4096
 
@@ -97,7 +103,8 @@ def run_command_gate(
         )
 
 
-def _outcomes_with_collect_errors(results: RunResults) -> dict[str, str]:
+def outcomes_with_collect_errors(results: RunResults) -> dict[str, str]:
+    """Every collected id's outcome, a file that failed to collect counted as an error."""
     outcomes = results.outcomes()
     for error in results.collect_errors:
         outcomes.setdefault(error.get("nodeid", ""), "error")
@@ -128,11 +135,58 @@ def _blame_collection_errors(
 
 def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dict[str, Any]:
     """Compute the verdict document for one run."""
-    outcomes = _outcomes_with_collect_errors(results)
+    outcomes = outcomes_with_collect_errors(results)
     dod = gates.evaluate_dod(contract.scored_dod(), outcomes, results.dod_marks)
     dod = _blame_collection_errors(dod, (e.get("nodeid", "") for e in results.collect_errors))
-    acceptance_ids = [n for item in dod for n, _ in item.tests]
 
+    hard = _hard_gates(contract, dod, outcomes, evidence)
+    measured = _measure(contract, results, evidence) if contract.measured_gates else []
+
+    tests = _test_rows(results)
+    withhold_messages(tests, (h.to for h in contract.hidden_tests()))
+    finished = utc_now()
+    document = build_verdict(
+        contract={
+            "path": evidence.contract_relpath,
+            "id": contract.id,
+            "sha256": contract.sha256,
+            "mode": contract.mode,
+        },
+        trust=evidence.trust,
+        nonce=evidence.nonce,
+        dod=dod,
+        hard=hard,
+        measured=measured,
+        findings=evidence.findings,
+        errors=evidence.errors,
+        checkpoints=evidence.checkpoints,
+        checks=evidence.checks,
+        tests=tests,
+        baseline=_baseline_summary(evidence),
+        environment=_environment(evidence),
+        timing={
+            "started": evidence.started,
+            "finished": finished,
+            "duration_s": round(time.monotonic() - evidence.started_monotonic, 6),
+        },
+        tool_version=__version__,
+        egress=_egress_summary(contract, results),
+        confinement=evidence.confinement,
+        reruns=evidence.reruns,
+        durations=any(g.metric.startswith("duration.") for g in contract.measured_gates),
+    )
+    hooks.plugin_manager().hook.loopcontract_verdict(verdict=document)
+    return document
+
+
+def _hard_gates(
+    contract: Contract,
+    dod: Sequence[gates.DodResult],
+    outcomes: Mapping[str, str],
+    evidence: Evidence,
+) -> list[gates.GateResult]:
+    """The contract's hard gates in their order; ``improve`` mode adds the empty-diff gate."""
+    acceptance_ids = [n for item in dod for n, _ in item.tests]
     hard: list[gates.GateResult] = []
     for gate in contract.hard_gates:
         if gate.kind == "acceptance":
@@ -159,8 +213,11 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
             )
         )
 
-    measured = _measure(contract, results, evidence) if contract.measured_gates else []
+    return hard
 
+
+def _test_rows(results: RunResults) -> list[dict[str, Any]]:
+    """The verdict's ``tests``: every test that ran, then collection errors, then deselected."""
     tests = [
         {
             "nodeid": t.nodeid,
@@ -187,46 +244,18 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
         for n in dict.fromkeys(results.deselected)
         if n not in ran
     ]
-    withhold_messages(tests, (h.to for h in contract.hidden_tests()))
-    finished = utc_now()
-    document = build_verdict(
-        contract={
-            "path": evidence.contract_relpath,
-            "id": contract.id,
-            "sha256": contract.sha256,
-            "mode": contract.mode,
-        },
-        trust=evidence.trust,
-        nonce=evidence.nonce,
-        dod=dod,
-        hard=hard,
-        measured=measured,
-        findings=evidence.findings,
-        errors=evidence.errors,
-        checkpoints=evidence.checkpoints,
-        checks=evidence.checks,
-        tests=tests,
-        baseline={
-            "recorded": evidence.pass_to_pass is not None,
-            "commit": evidence.base_commit,
-            "fail_to_pass": list(evidence.fail_to_pass or ()),
-            "pass_to_pass": pack_ids(evidence.pass_to_pass or ()),
-            **({"unstable": list(evidence.unstable)} if evidence.unstable else {}),
-        },
-        environment=_environment(evidence),
-        timing={
-            "started": evidence.started,
-            "finished": finished,
-            "duration_s": round(time.monotonic() - evidence.started_monotonic, 6),
-        },
-        tool_version=__version__,
-        egress=_egress_summary(contract, results),
-        confinement=evidence.confinement,
-        reruns=evidence.reruns,
-        durations=any(g.metric.startswith("duration.") for g in contract.measured_gates),
-    )
-    hooks.plugin_manager().hook.loopcontract_verdict(verdict=document)
-    return document
+    return tests
+
+
+def _baseline_summary(evidence: Evidence) -> dict[str, Any]:
+    """The verdict's ``baseline`` section: the sets this run was measured against."""
+    return {
+        "recorded": evidence.pass_to_pass is not None,
+        "commit": evidence.base_commit,
+        "fail_to_pass": list(evidence.fail_to_pass or ()),
+        "pass_to_pass": pack_ids(evidence.pass_to_pass or ()),
+        **({"unstable": list(evidence.unstable)} if evidence.unstable else {}),
+    }
 
 
 def _environment(evidence: Evidence) -> dict[str, Any]:

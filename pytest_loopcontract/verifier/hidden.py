@@ -230,7 +230,7 @@ def load_for_verify(root: Path, contract: Contract, baseline: BaselineRecord) ->
     return hidden
 
 
-def _real_folders(scratch: Path, relpath: str) -> Path:
+def real_folders(scratch: Path, relpath: str) -> Path:
     """``scratch / relpath`` with every folder on the way a real folder (a symlinked folder
     the candidate left would send the hidden bytes outside the scratch tree)."""
     current = scratch
@@ -246,7 +246,7 @@ def _real_folders(scratch: Path, relpath: str) -> Path:
 def write_hidden(scratch: Path, hidden: Sequence[HiddenFile]) -> None:
     """Put the hidden tests into a scratch tree, over whatever the candidate left there."""
     for h in hidden:
-        target = _real_folders(scratch, h.to)
+        target = real_folders(scratch, h.to)
         if target.is_symlink() or target.is_file():
             target.unlink()
         elif target.is_dir():
