@@ -571,7 +571,16 @@ def run_contest(
         assert FORGED not in comment.body, comment.body
     assert gh.comments(UNRELATED) == []
     raw_state = gh.branch_files(DATA_BRANCH)[state_path("calc")]
-    assert FORGED.encode() not in raw_state, "a forged verdict reached the data branch"
+    # The state keeps each trusted candidate's diff, and an attacker's diff holds its forging
+    # code (the FORGED mark included): look at the verdicts it keeps, not at its bytes.
+    verified = json.loads(raw_state).get("verified") or {}
+    for seat, number in NUMBERS.items():
+        kept = (verified.get(str(number)) or {}).get("verdict")
+        if kept is None:
+            continue
+        note = str((kept.get("confinement") or {}).get("note", ""))
+        assert not note.startswith(FORGED), f"a forged verdict reached the data branch ({seat})"
+        assert seat == "good" or kept.get("verdict") != "pass", (seat, kept.get("verdict"))
     state = json.loads(raw_state)
     stages = {c["seat"]: c["stage"] for c in state["result"]["candidates"]}
     assert stages.pop("good") == "winner"

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.idsets import pack_ids, unpack_ids
 from pytest_loopcontract.verifier.results import OUTCOMES
 
@@ -24,7 +25,7 @@ FORMAT = 2
 KNOWN_FORMATS = (1, 2)
 
 
-class BaselineFormatError(ValueError):
+class BaselineFormatError(LoopContractError, ValueError):
     """``baseline.json`` is in a format this version cannot read."""
 
 

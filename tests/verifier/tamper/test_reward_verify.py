@@ -7,63 +7,22 @@ module; every test writes its candidate over the fixed tree and resets it afterw
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from testing.repos import assert_valid_verdict, git, init_repo, run_cli
-
-CONTRACT = """\
-version: 1
-id: calc-add
-goal: add() adds.
-mode: fix
-dod:
-  - id: add
-    text: add() returns the sum.
-    tests: [tests/test_core.py::test_add]
-{extra}"""
-
-TESTS = """\
-from calc.core import add
-
-
-def test_add():
-    assert add(20, 22) == 42
-
-
-def test_add_zero():
-    assert add(7, 0) == 7
-"""
-
-BROKEN = "def add(a, b):\n    return a - b\n"
-HONEST = "def add(a, b):\n    return a + b\n"
-
-
-def make_project(root: Path, extra: str = "", tests: str = TESTS, code: str = BROKEN) -> Path:
-    (root / "src/calc").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "src/calc/__init__.py").write_text("", "utf-8")
-    (root / "src/calc/core.py").write_text(code, "utf-8")
-    (root / "tests/test_core.py").write_text(tests, "utf-8")
-    (root / "pyproject.toml").write_text(
-        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n'
-        '[tool.coverage.run]\nsource = ["src"]\n',
-        "utf-8",
-    )
-    (root / "loopcontract.yml").write_text(CONTRACT.format(extra=extra), "utf-8")
-    init_repo(root)
-    result = run_cli(root, "baseline")
-    assert result.returncode == 0, result.stdout + result.stderr
-    return root
-
-
-def reset(root: Path) -> None:
-    git(root, "checkout", "-q", "--", ".")
-    git(root, "clean", "-qfd", "-e", ".loop-contract")
+from testing.repos import run_cli
+from testing.reward_project import (
+    HONEST,
+    checks,
+    finding_codes,
+    make_project,
+    pending,
+    reset,
+    verify,
+    write,
+)
 
 
 @pytest.fixture(scope="module")
@@ -75,32 +34,6 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def repo(project: Path) -> Iterator[Path]:
     yield project
     reset(project)
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), "utf-8")
-
-
-def verify(root: Path) -> tuple[int, dict[str, Any]]:
-    result = run_cli(root, "verify", "--json")
-    verdict = result.json()
-    assert_valid_verdict(verdict)
-    assert verdict["exit_code"] == result.returncode
-    return result.returncode, verdict
-
-
-def finding_codes(verdict: dict[str, Any]) -> set[str]:
-    return {f["code"] for f in verdict["tamper"]["findings"] if not f["allowed"]}
-
-
-def pending(verdict: dict[str, Any]) -> list[str]:
-    return [r["message"] for r in verdict["reasons"] if r["code"] == "checkpoint_pending"]
-
-
-def checks(verdict: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {c["id"]: c for c in verdict["tamper"].get("checks", [])}
 
 
 # --- honest ----------------------------------------------------------------------------------
