@@ -24,7 +24,7 @@ import pytest
 from _pytest.reports import TestReport
 from _pytest.runner import CallInfo
 
-from pytest_loopcontract import runner
+from pytest_loopcontract.verifier import runner
 from pytest_loopcontract.verifier.inner.watch import PatchWatch
 from pytest_loopcontract.verifier.runner import CONFIG_ENV
 from testing.reward_project import finding_codes, make_project, reset, verify, write
