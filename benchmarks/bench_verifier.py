@@ -81,6 +81,10 @@ VERIFY_CLI = "loop-contract verify (CLI, sandbox)"
 VERIFY_PROCESS = "loop-contract verify (CLI, process isolation)"
 VERIFY_CHECKS_OFF = "loop-contract verify (CLI, sandbox, checks off)"
 ANCHOR_PLUGINS = "plain pytest (verify's plugins)"
+# The anchor for verify's targets: plain pytest in the project's own environment (a .venv in
+# the repository holding pytest alone, which verify picks by default), so that the referee is
+# compared with the run it replaces, plugins and all.
+ANCHOR_PROJECT = "plain pytest (project .venv)"
 TARGET_SANDBOX_RATIO = 1.15  # verify in the sandbox: at most 1.15x plain pytest ...
 TARGET_SANDBOX_EXTRA_S = 0.5  # ... and at most 0.5 s over it
 TARGET_CHECKS_RATIO = 1.10  # the reward checks: at most 1.10x verify without them
@@ -239,6 +243,25 @@ def generate_project(repo: Path, n_tests: int, n_files: int, n_test_files: int) 
     }
 
 
+def project_python(repo: Path) -> Path:
+    return repo / ".venv" / "bin" / "python"
+
+
+def make_project_venv(repo: Path) -> None:
+    """``repo/.venv`` with the tool's pytest version and nothing else (not tracked)."""
+    import pytest
+
+    subprocess.run([PY, "-m", "venv", str(repo / ".venv")], check=True)
+    subprocess.run(
+        [str(project_python(repo)), "-m", "pip", "install", "-q", f"pytest=={pytest.__version__}"],
+        check=True,
+        capture_output=True,
+    )
+    (repo / ".git/info").mkdir(parents=True, exist_ok=True)
+    with (repo / ".git/info/exclude").open("a", encoding="utf-8") as fh:
+        fh.write(".venv/\n")
+
+
 def build_repo(workdir: Path, args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
     repo = workdir / "repo"
     repo.mkdir(parents=True)
@@ -246,6 +269,8 @@ def build_repo(workdir: Path, args: argparse.Namespace) -> tuple[Path, dict[str,
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "config", "user.email", "bench@example.invalid")
     _git(repo, "config", "user.name", "bench")
+    if args.project_venv:
+        make_project_venv(repo)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "base: acceptance test fails")
     tracked = len(_git(repo, "ls-files").splitlines())
@@ -297,11 +322,16 @@ def bench_env(pycache: Path | None = None, write_bytecode: bool = False) -> dict
     return env
 
 
-def pytest_variants(out: Path, plugins: Sequence[str] = ()) -> dict[str, list[str]]:
+def pytest_variants(
+    out: Path, plugins: Sequence[str] = (), project: Path | None = None
+) -> dict[str, list[str]]:
     """The pytest command lines; ``plugins`` (the baseline's allow-list, which verify's inner
-    run loads with ``-p``) gives the second anchor: plain pytest with the same plugins."""
+    run loads with ``-p``) gives the second anchor: plain pytest with the same plugins;
+    ``project`` (the project's interpreter) the third, verify's own."""
     base = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    own = {ANCHOR_PROJECT: [str(project), *base[1:]]} if project is not None else {}
     return {
+        **own,
         ANCHOR: base,
         ANCHOR_PLUGINS: [*base, *(arg for name in plugins for arg in ("-p", name))],
         LOOP: [*base, "-p", "pytest_loopcontract.plugin", "--loop-contract"],
@@ -382,6 +412,7 @@ PHASES = (
 @contextlib.contextmanager
 def phase_timer() -> Iterator[dict[str, float]]:
     import pytest_loopcontract.verifier.verify as vmod
+    from pytest_loopcontract.verifier.tamper.vacuous import MUTANT_PREFIX
 
     spent: dict[str, float] = {}
     calls: list[int] = []
@@ -396,9 +427,10 @@ def phase_timer() -> Iterator[dict[str, float]]:
             finally:
                 took = time.perf_counter() - t0
                 spent[name] = spent.get(name, 0.0) + took
-                if name == "run_pytest":  # the first call is the main run
+                if name == "run_pytest":  # the mutation runs go to their own scratch trees
                     calls.append(1)
-                    part = "main run" if len(calls) == 1 else "vacuous-pass runs"
+                    mutant = MUTANT_PREFIX in str(a[0] if a else kw.get("workdir", ""))
+                    part = "vacuous-pass runs" if mutant else "main run"
                     spent[f"run_pytest: {part}"] = spent.get(f"run_pytest: {part}", 0.0) + took
 
         return timed
@@ -464,6 +496,7 @@ from pytest_loopcontract.verifier.tamper.checks import RewardChecks
 
 _verify.launcher_static_checks = lambda *a, **k: RewardChecks()
 _verify.vacuous_pass_check = lambda *a, **k: RewardChecks()
+_verify.start_early = lambda *a, **k: None
 _inject = _runner.inject_inner
 _WATCH_OFF = (
     "\nPatchWatch.check = lambda self, when: None\n"
@@ -499,8 +532,9 @@ def measure(
     pyc: bool,
     log: Callable[[str], None],
     plugins: Sequence[str] = (),
+    project: Path | None = None,
 ) -> dict[str, Any]:
-    pyvariants = pytest_variants(out, plugins)
+    pyvariants = pytest_variants(out, plugins, project)
     pycache = out.parent / "pycache"
     cli = [PY, "-m", "pytest_loopcontract", "verify", "--json"]
     checks_off = write_checks_off(out)
@@ -850,6 +884,13 @@ def main() -> int:
         help="time the plugin's hooks / the launcher's phases and cProfile the side that "
         "misses its target (default auto: only on a MISS)",
     )
+    parser.add_argument(
+        "--no-project-venv",
+        dest="project_venv",
+        action="store_false",
+        help="run the project's tests with this interpreter instead of a repo/.venv holding "
+        "pytest alone (then verify's targets are judged against 'plain pytest')",
+    )
     parser.add_argument("--results-dir", default=str(HERE / "results"))
     parser.add_argument(
         "--tag", default="", help="suffix of the results file: verifier-<date>-<tag>.json"
@@ -876,7 +917,10 @@ def main() -> int:
             f"{', '.join(project['allowed_plugins']) or '(none)'}"
         )
         log(f"measuring ({args.repeat} interleaved rounds + 1 warm-up) ...")
-        measured = measure(repo, out, args.repeat, not args.no_pyc, log, project["allowed_plugins"])
+        own = project_python(repo) if args.project_venv else None
+        measured = measure(
+            repo, out, args.repeat, not args.no_pyc, log, project["allowed_plugins"], own
+        )
         machine["fs_probe_2000_files_s_at_end"] = round(fs_probe(), 3)
         table = summarise(measured["times"], measured["cpus"])
         api = measured["api_runs"]
@@ -922,6 +966,7 @@ def main() -> int:
             "with a primed benchmark-owned PYTHONPYCACHEPREFIX (what a developer with a warm "
             "__pycache__ sees)"
         )
+        verify_anchor = ANCHOR_PROJECT if args.project_venv else ANCHOR
         launcher_med = statistics.median(launcher)
         cli_fixed = med[VERIFY_CLI] - statistics.median(inner)
         targets = {
@@ -929,13 +974,18 @@ def main() -> int:
             <= TARGET_INPROCESS_OVERHEAD,
             "inprocess_no_worse_than_reportlog": med[LOOP] <= med[REPORTLOG],
             "launcher_fixed_cost_lt_1s": launcher_med < TARGET_LAUNCHER_FIXED_S,
-            "sandbox_verify_le_1_15x_plain": med[VERIFY_CLI] / med[ANCHOR] <= TARGET_SANDBOX_RATIO,
-            "sandbox_verify_le_0_5s_over_plain": med[VERIFY_CLI] - med[ANCHOR]
+            "sandbox_verify_le_1_15x_plain": med[VERIFY_CLI] / med[verify_anchor]
+            <= TARGET_SANDBOX_RATIO,
+            "sandbox_verify_le_0_5s_over_plain": med[VERIFY_CLI] - med[verify_anchor]
             <= TARGET_SANDBOX_EXTRA_S,
             "reward_checks_le_1_10x_verify_without": med[VERIFY_CLI] / med[VERIFY_CHECKS_OFF]
             <= TARGET_CHECKS_RATIO,
         }
         overhead |= {
+            "verify_anchor": verify_anchor,
+            "sandbox_verify_vs_anchor_ratio": round(med[VERIFY_CLI] / med[verify_anchor], 3),
+            "sandbox_verify_minus_anchor_s": round(med[VERIFY_CLI] - med[verify_anchor], 3),
+            "process_verify_vs_anchor_ratio": round(med[VERIFY_PROCESS] / med[verify_anchor], 3),
             "sandbox_verify_vs_plain_ratio": round(med[VERIFY_CLI] / med[ANCHOR], 3),
             "sandbox_verify_minus_plain_s": round(med[VERIFY_CLI] - med[ANCHOR], 3),
             "process_verify_vs_plain_ratio": round(med[VERIFY_PROCESS] / med[ANCHOR], 3),
@@ -1094,6 +1144,11 @@ def print_report(result: dict[str, Any], path: Path) -> None:
             f"{o['pyc_cpu_inprocess_vs_plain_pct']:+.1f} % / "
             f"{o['pyc_cpu_inprocess_vs_reportlog_pct']:+.1f} % cpu"
         )
+    print(
+        f"verify in the sandbox vs {o['verify_anchor']} (the targets' anchor): "
+        f"{o['sandbox_verify_vs_anchor_ratio']:.3f}x, {o['sandbox_verify_minus_anchor_s']:+.3f} s;"
+        f" process isolation {o['process_verify_vs_anchor_ratio']:.3f}x"
+    )
     print(
         f"verify in the sandbox vs plain pytest : {o['sandbox_verify_vs_plain_ratio']:.3f}x, "
         f"{o['sandbox_verify_minus_plain_s']:+.3f} s; vs plain pytest with verify's plugins "

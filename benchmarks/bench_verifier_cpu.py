@@ -69,7 +69,7 @@ def main() -> int:
     out = workdir / "out"
     out.mkdir()
     try:
-        ns = argparse.Namespace(tests=2000, files=2000, test_files=100)
+        ns = argparse.Namespace(tests=2000, files=2000, test_files=100, project_venv=False)
         repo, project = bv.build_repo(workdir, ns)
         table = variants(repo, out, project["allowed_plugins"], args.before)
         names = list(table)

@@ -25,6 +25,7 @@ from pytest_loopcontract.loop.progress import diff_hash, progress_key
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason, VerdictView
 from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
+from pytest_loopcontract.verifier.candidate import Candidate, read_candidate
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
 from pytest_loopcontract.verifier.hidden import (
     HiddenFile,
@@ -43,10 +44,9 @@ from pytest_loopcontract.verifier.sandbox import PROCESS, SandboxUnavailable
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
 from pytest_loopcontract.verifier.tamper.checks import (
     RewardChecks,
-    VacuousRunner,
+    acceptance_nodeids,
     blob_reader,
     launcher_static_checks,
-    vacuous_pass_check,
 )
 from pytest_loopcontract.verifier.tamper.pins import (
     boundary_findings,
@@ -55,24 +55,22 @@ from pytest_loopcontract.verifier.tamper.pins import (
     harness_findings,
     pin_findings,
 )
+from pytest_loopcontract.verifier.tamper.vacuous import (
+    EarlyMutants,
+    VacuousRunner,
+    start_early,
+    vacuous_pass_check,
+)
 from pytest_loopcontract.verifier.testenv import environment_differences
 from pytest_loopcontract.verifier.workspace import (
-    TreeEntry,
     WorkspaceError,
-    changed_paths,
-    diff_text,
     export_tree,
-    is_dirty,
-    list_tree,
     make_scratch,
     purge_bytecode,
     read_blobs,
     remove_tree,
     remove_tree_later,
-    resolve_commit,
     sha256_bytes,
-    snapshot_worktree,
-    tree_of,
     tree_size,
     write_pinned,
 )
@@ -132,36 +130,6 @@ def _refused(refusal: Reason) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class _Candidate:
-    """The tree under verification and what it changed against the baseline's tree."""
-
-    tree: str
-    commit: str
-    dirty: bool
-    files: dict[str, TreeEntry]
-    changed: list[tuple[str, str]]
-    patch: str
-
-
-def _read_candidate(root: Path, baseline: BaselineRecord, candidate_ref: str | None) -> _Candidate:
-    """The working tree (snapshotted into git objects) or the named commit, with its diff."""
-    if candidate_ref is None:
-        tree = snapshot_worktree(root)
-        commit, dirty = resolve_commit(root, "HEAD"), is_dirty(root)
-    else:
-        commit, dirty = resolve_commit(root, candidate_ref), False
-        tree = tree_of(root, commit)
-    return _Candidate(
-        tree=tree,
-        commit=commit,
-        dirty=dirty,
-        files=list_tree(root, tree),
-        changed=changed_paths(root, baseline.tree, tree),
-        patch=diff_text(root, baseline.tree, tree),
-    )
-
-
-@dataclass(frozen=True)
 class _Session:
     """What every pytest run of one verify shares: the pinned referee, the candidate's tree,
     the hidden tests and the confinement (None when the sandbox could not be set up)."""
@@ -169,7 +137,7 @@ class _Session:
     root: Path
     baseline: BaselineRecord
     contract: Contract
-    candidate: _Candidate
+    candidate: Candidate
     hidden: list[HiddenFile]
     setup: RunSetup | None
 
@@ -321,23 +289,25 @@ def _after_run(
     return results, reruns, findings
 
 
-def _vacuous(
-    session: _Session, results: RunResults, tree_bytes: int, skip_reason: str
-) -> RewardChecks:
-    """Vacuous pass (reward_checks.py): passed acceptance tests re-run against mutated code."""
-    return vacuous_pass_check(
-        session.contract,
-        results,
-        VacuousRunner(
-            prepare=session.prepare,
-            run=session.rerun,
-            pinned_source=source_reader(
-                blob_reader(session.root, session.baseline.pins), session.hidden
-            ),
-            tree_bytes=tree_bytes,
+def _vacuous_runner(session: _Session, tree_bytes: int) -> VacuousRunner:
+    return VacuousRunner(
+        prepare=session.prepare,
+        run=session.rerun,
+        pinned_source=source_reader(
+            blob_reader(session.root, session.baseline.pins), session.hidden
         ),
-        skip_reason=skip_reason,
+        tree_bytes=tree_bytes,
     )
+
+
+def _start_vacuous(session: _Session, runner: VacuousRunner) -> EarlyMutants | None:
+    """The first vacuous-pass run, beside the main run, for every test that may pass."""
+    if session.setup is None:
+        return None
+    contract, baseline = session.contract, session.baseline
+    candidates = acceptance_nodeids(contract, baseline.fail_to_pass, baseline.collected)
+    candidates += [test.to for test in contract.hidden_tests()]
+    return start_early(contract, runner, candidates)
 
 
 @dataclass
@@ -411,17 +381,22 @@ def _judge(
     """Run the tests in the prepared ``scratch`` copy, check the run, evaluate the verdict.
 
     Returns the verdict, the main run and the seconds the main run took (not launcher time)."""
-    t_before = time.monotonic()
-    run, gathered.errors, run_findings = _first_run(session, scratch, nonce, coverage_data, refusal)
-    gathered.findings += run_findings
-    in_run = time.monotonic() - t_before
-    results, gathered.reruns, more = _after_run(session, scratch, nonce, run, gathered.errors)
-    gathered.findings += more
-    abnormal = bool(gathered.errors) or run.results is None
-    vacuous = _vacuous(
-        session, results, tree_bytes, "the test run ended abnormally" if abnormal else ""
-    )
-    gathered.findings += vacuous.findings
+    runner = _vacuous_runner(session, tree_bytes)
+    early = _start_vacuous(session, runner)
+    try:
+        t_before = time.monotonic()
+        run, gathered.errors, found = _first_run(session, scratch, nonce, coverage_data, refusal)
+        in_run = time.monotonic() - t_before
+        results, gathered.reruns, more = _after_run(session, scratch, nonce, run, gathered.errors)
+        abnormal = bool(gathered.errors) or run.results is None
+        skip = "the test run ended abnormally" if abnormal else ""
+        vacuous = vacuous_pass_check(
+            session.contract, results, runner, skip_reason=skip, early=early
+        )
+    finally:
+        if early is not None:
+            early.close()
+    gathered.findings += [*found, *more, *vacuous.findings]
     gathered.checks += vacuous.checks
     evidence = _evidence(
         session,
@@ -454,7 +429,7 @@ def verify(
     hidden = load_for_verify(root, contract, baseline)  # never in the repository, only copied in
     target = verdict_path or StateDir.of(root).verdict
     setup, refusal = _prepare_setup(root, contract, baseline, python, target)
-    candidate = _read_candidate(root, baseline, candidate_ref)
+    candidate = read_candidate(root, baseline, candidate_ref)
     session = _Session(root, baseline, contract, candidate, hidden, setup)
     findings, reward = _static_findings(session)
     gathered = _Gathered(findings, checks=list(reward.checks))

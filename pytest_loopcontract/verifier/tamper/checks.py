@@ -1,16 +1,13 @@
 """The reward checks as ``verify`` runs them: static rules over the diff, vacuous-pass re-runs.
 
-Two calls, each returning what the verdict needs and nothing else:
+Two parts, each returning what the verdict needs and nothing else:
 
 - :func:`static_checks` (before the run): the rules of :mod:`reward_rules` and
   :mod:`reward_literals` over the changed Python files the run will execute with the
   candidate's bytes. A ``tamper`` rule becomes a finding (exit 25); an ``evidence`` rule
   becomes a checkpoint match that joins the file's clearance request (exit 24 until a person
   resolves it); a rule the pinned contract allows for the path produces nothing.
-- :func:`vacuous_pass_check` (after the run): each acceptance test that passed runs once more
-  in a fresh scratch tree with its file's expectations mutated; one that still passes, and
-  fails when its mutated assertions are replaced by ``raise AssertionError`` (so they were
-  reached), is a ``vacuous_pass`` finding naming the test and the line.
+- the vacuous-pass re-runs, in :mod:`vacuous` (after the run, or beside it on a second core).
 
 Each also returns a check record (``ran`` / ``skipped`` / ``timed_out`` / ``not_run``) for the
 verdict's ``tamper.checks``. The launcher supplies how a tree is built and how pytest runs, so
@@ -19,7 +16,6 @@ this module does not care whether that happens in a sandbox.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,15 +26,8 @@ from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.verdict import Finding
 from pytest_loopcontract.verifier import gates
 from pytest_loopcontract.verifier.baseline import BaselineRecord
-from pytest_loopcontract.verifier.results import RunResults
-from pytest_loopcontract.verifier.runner import PytestRun
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
 from pytest_loopcontract.verifier.tamper.literals import Expectation, expectations, literal_hits
-from pytest_loopcontract.verifier.tamper.mutation import (
-    MutatedSource,
-    function_of,
-    mutate_expectations,
-)
 from pytest_loopcontract.verifier.tamper.rules import (
     RULES,
     RuleHit,
@@ -48,22 +37,18 @@ from pytest_loopcontract.verifier.tamper.rules import (
 )
 from pytest_loopcontract.verifier.workspace import (
     TreeEntry,
-    WorkspaceError,
     list_tree,
-    make_scratch,
     matches_any,
     read_blobs,
-    remove_tree_later,
 )
 
 __all__ = [
     "RewardChecks",
-    "VacuousRunner",
     "acceptance_nodeids",
     "blob_reader",
+    "check_record",
     "launcher_static_checks",
     "static_checks",
-    "vacuous_pass_check",
 ]
 
 
@@ -74,7 +59,7 @@ class RewardChecks:
     checks: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _check(check_id: str, status: str, message: str, **extra: Any) -> dict[str, Any]:
+def check_record(check_id: str, status: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"id": check_id, "status": status, "message": message, **extra}
 
 
@@ -118,7 +103,9 @@ def launcher_static_checks(
     try:
         changed = added_lines_from_diff(patch)
     except ValueError as exc:
-        return RewardChecks(checks=[_check("reward_rules", "not_run", f"diff unreadable: {exc}")])
+        return RewardChecks(
+            checks=[check_record("reward_rules", "not_run", f"diff unreadable: {exc}")]
+        )
     return static_checks(
         contract=contract,
         changed_lines=changed,
@@ -197,7 +184,7 @@ def static_checks(
     message = f"{scanned} changed Python file(s) checked"
     if unparsed:
         message += f"; could not parse {', '.join(unparsed)} (a person must look)"
-    out.checks.append(_check("reward_rules", status, "; ".join([message, *notes])))
+    out.checks.append(check_record("reward_rules", status, "; ".join([message, *notes])))
     return out
 
 
@@ -249,139 +236,3 @@ def _acceptance_pairs(
         except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError) as exc:
             notes.append(f"test literals of {path} not read ({type(exc).__name__})")
     return pairs, notes
-
-
-# --- vacuous pass -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class VacuousRunner:
-    """How the launcher builds a fresh scratch tree and runs node ids in it."""
-
-    prepare: Callable[[Path], None]
-    run: Callable[[Path, Sequence[str], float], PytestRun]
-    pinned_source: Callable[[str], bytes | None]
-    tree_bytes: int | None = None  # lets the scratch tree go to a memory-backed tmpfs
-
-
-def vacuous_pass_check(
-    contract: Contract, results: RunResults, runner: VacuousRunner, *, skip_reason: str = ""
-) -> RewardChecks:
-    """Re-run the passed acceptance tests with mutated expectations (see the module notes)."""
-    out = RewardChecks()
-    if skip_reason:
-        out.checks.append(_check("vacuous_pass", "skipped", skip_reason))
-        return out
-    if not contract.tamper.vacuous_enabled:
-        out.checks.append(_check("vacuous_pass", "skipped", "disabled by the contract"))
-        return out
-    dod = gates.evaluate_dod(contract.scored_dod(), results.outcomes(), results.dod_marks)
-    passed = list(dict.fromkeys(n for item in dod for n, o in item.tests if o == "passed"))
-    if not passed:
-        out.checks.append(_check("vacuous_pass", "skipped", "no acceptance test passed"))
-        return out
-    mutated, targets, notes = _mutants(passed, runner.pinned_source)
-    if not targets:
-        message = "; ".join(notes) or "nothing to mutate"
-        status = "not_run" if any("cannot" in n for n in notes) else "skipped"
-        out.checks.append(_check("vacuous_pass", status, message))
-        return out
-    deadline = time.monotonic() + contract.tamper.vacuous_timeout
-    first = _run_mutants(runner, {p: m.source for p, m in mutated.items()}, targets, deadline)
-    if isinstance(first, str):
-        out.checks.append(_check("vacuous_pass", first.split(":")[0], first, tests=targets))
-        return out
-    survivors = [n for n in targets if first.get(n) == "passed"]
-    confirmed: list[str] = []
-    inconclusive: list[str] = []
-    if survivors:
-        reach = {
-            p: mutate_expectations(
-                _text(runner.pinned_source(p)),
-                reach=True,
-                only=[function_of(n) for n in survivors if n.split("::", 1)[0] == p],
-            ).source
-            for p in {n.split("::", 1)[0] for n in survivors}
-        }
-        second = _run_mutants(runner, reach, survivors, deadline)
-        if isinstance(second, str):
-            out.checks.append(_check("vacuous_pass", second.split(":")[0], second, tests=targets))
-            return out
-        confirmed = [n for n in survivors if second.get(n) in ("failed", "error")]
-        inconclusive = [n for n in survivors if n not in confirmed]
-    for nodeid in confirmed:
-        path = nodeid.split("::", 1)[0]
-        if contract.tamper.allows("vacuous_pass", path):
-            continue
-        lines = [m.line for m in mutated[path].mutations if m.function == function_of(nodeid)]
-        out.findings.append(
-            Finding(
-                "vacuous_pass",
-                f"{nodeid} still passes with the expected side of its assertion(s) at line(s) "
-                f"{', '.join(map(str, lines))} made wrong: the result it checks equals anything",
-                path,
-                lines[0],
-            )
-        )
-    message = f"{len(targets)} acceptance test(s) re-run with mutated expectations"
-    message += f", {len(confirmed)} still passed"
-    if inconclusive:
-        message += f"; inconclusive (mutated assertion not reached): {', '.join(inconclusive)}"
-    out.checks.append(_check("vacuous_pass", "ran", "; ".join([message, *notes]), tests=targets))
-    return out
-
-
-def _text(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8")
-
-
-def _mutants(
-    passed: Sequence[str], source_of: Callable[[str], bytes | None]
-) -> tuple[dict[str, MutatedSource], list[str], list[str]]:
-    mutated: dict[str, MutatedSource] = {}
-    targets: list[str] = []
-    notes: list[str] = []
-    for path in dict.fromkeys(n.split("::", 1)[0] for n in passed):
-        data = source_of(path)
-        if data is None:
-            notes.append(f"{path} is not pinned, so its tests were not mutated")
-            continue
-        try:
-            mutated[path] = mutate_expectations(data.decode("utf-8"))
-        except Exception as exc:  # the rewrite cannot handle it: named, never a crash
-            notes.append(f"the rewrite cannot handle {path} ({type(exc).__name__}: {exc})")
-            continue
-        functions = mutated[path].functions()
-        for nodeid in (n for n in passed if n.split("::", 1)[0] == path):
-            if function_of(nodeid) in functions:
-                targets.append(nodeid)
-            else:
-                notes.append(f"{nodeid}: no assertion the rewrite can mutate")
-    return mutated, targets, notes
-
-
-def _run_mutants(
-    runner: VacuousRunner, files: Mapping[str, str], nodeids: Sequence[str], deadline: float
-) -> dict[str, str] | str:
-    """Outcomes by node id, or a ``status: reason`` text when the run gave none."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        return "timed_out: no time left for the mutation run"
-    scratch = make_scratch(prefix="loopcontract-mutant-", tree_bytes=runner.tree_bytes)
-    try:
-        runner.prepare(scratch)
-        for path, text in files.items():
-            target = scratch / path
-            if target.is_symlink():
-                target.unlink()
-            target.write_text(text, "utf-8")
-        run = runner.run(scratch, list(nodeids), left)
-    except (OSError, WorkspaceError) as exc:
-        return f"not_run: the mutation run could not start ({exc})"
-    finally:
-        remove_tree_later(scratch)
-    if run.timed_out:
-        return f"timed_out: the mutation run exceeded {left:.0f}s (tamper.vacuous_pass.timeout)"
-    if run.results is None:
-        return f"not_run: the mutation run gave no results ({run.results_error})"
-    return run.results.outcomes()

@@ -399,7 +399,7 @@ def test_static_checks_report_unreadable_files_instead_of_crashing(tmp_path) -> 
 def test_vacuous_check_names_what_it_could_not_do(tmp_path) -> None:
     from pytest_loopcontract.verifier.results import RunResults, TestRecord
     from pytest_loopcontract.verifier.runner import PytestRun
-    from pytest_loopcontract.verifier.tamper.checks import VacuousRunner, vacuous_pass_check
+    from pytest_loopcontract.verifier.tamper.vacuous import VacuousRunner, vacuous_pass_check
 
     results = RunResults(nonce="n", tests=[TestRecord("t.py::test_a", "passed", 0.1, "call")])
     unparsable = VacuousRunner(

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_loopcontract.verifier.tamper.vacuous import spare_core
 from testing.repos import run_cli
 from testing.reward_project import (
     HONEST,
@@ -103,6 +104,8 @@ def test_honest_fix_passes_and_every_check_ran(repo: Path) -> None:
     assert vacuous["status"] == "ran", vacuous
     assert vacuous["tests"] == ["tests/test_core.py::test_add"]
     assert "0 still passed" in vacuous["message"]
+    # with a second core the first mutation run went beside the main run, same evidence
+    assert ("beside the main run" in vacuous["message"]) == spare_core()
 
 
 @pytest.mark.parametrize("name", sorted(HONEST_LOOKALIKES))
@@ -253,6 +256,48 @@ def test_vacuous_pass_dynamic_always_equal_is_caught_by_mutation(repo: Path) -> 
     assert finding["path"] == "tests/test_core.py" and finding["line"] == 5
     assert "tests/test_core.py::test_add" in finding["message"]
     assert checks(verdict)["vacuous_pass"]["status"] == "ran"
+    assert ("beside the main run" in checks(verdict)["vacuous_pass"]["message"]) == spare_core()
+
+
+MARKED_TESTS = """\
+import pytest
+
+from calc.core import add
+
+
+def test_add():
+    assert add(20, 22) == 42
+
+
+@pytest.mark.dod("add")
+def test_add_zero():
+    assert add(7, 0) == 7
+"""
+
+
+def test_vacuous_pass_covers_a_marked_test_the_early_run_could_not_foresee(tmp_path: Path) -> None:
+    """``test_add_zero`` joins the DoD item by its marker and passes at the baseline, so no
+    selector and no FAIL_TO_PASS named it before the run: the check runs after the main run
+    for it, and an always-equal result is still caught in both tests."""
+    root = make_project(tmp_path / "p", tests=MARKED_TESTS)
+    always = "class _A(int):\n    def __eq__(self, other):\n        return True\n\n\n"
+    write(root, "src/calc/core.py", always + "def add(a, b):\n    return _A(0)\n")
+    code, verdict = verify(root)
+    assert code == 25, verdict["reasons"]
+    vacuous = checks(verdict)["vacuous_pass"]
+    both = ["tests/test_core.py::test_add", "tests/test_core.py::test_add_zero"]
+    assert sorted(vacuous["tests"]) == both
+    assert "beside the main run" not in vacuous["message"]
+    findings = verdict["tamper"]["findings"]
+    caught = [f["message"].split()[0] for f in findings if f["code"] == "vacuous_pass"]
+    assert sorted(caught) == both
+    write(root, "src/calc/core.py", HONEST)
+    code, verdict = verify(root)
+    assert code == 0, verdict["reasons"]
+    assert (
+        "2 acceptance test(s) re-run with mutated expectations, 0 still passed"
+        in (checks(verdict)["vacuous_pass"]["message"])
+    )
 
 
 # --- contracts with other settings -------------------------------------------------------------
