@@ -13,10 +13,11 @@ root of every error the package raises, each carrying its exit code.
 
 from __future__ import annotations
 
-from importlib import import_module, metadata
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    __version__: str
     from pytest_loopcontract.contract.model import Contract, load_contract
     from pytest_loopcontract.errors import ContractError, LoopContractError
     from pytest_loopcontract.hookspecs import hookimpl
@@ -36,11 +37,6 @@ __all__ = [
     "verify",
 ]
 
-try:
-    __version__ = metadata.version("pytest-loopcontract")
-except metadata.PackageNotFoundError:  # a source tree that was never installed
-    __version__ = "0+unknown"
-
 _HOMES = {
     "Contract": "pytest_loopcontract.contract.model",
     "load_contract": "pytest_loopcontract.contract.model",
@@ -54,7 +50,21 @@ _HOMES = {
 }
 
 
+def _version() -> str:
+    """From the installed metadata, read on first use: ``importlib.metadata`` costs more to
+    import than the rest of the launcher, which never needs the version."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("pytest-loopcontract")
+    except metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = version = _version()
+        return version
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'pytest_loopcontract' has no attribute {name!r}")

@@ -31,6 +31,7 @@ def spawn(
     stdin: _Stream = subprocess.DEVNULL,
     stdout: _Stream = subprocess.PIPE,
     stderr: _Stream = subprocess.PIPE,
+    pass_fds: Sequence[int] = (),
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` (no shell) as the leader of a new session; raises ``OSError``.
 
@@ -45,6 +46,7 @@ def spawn(
         stdout=stdout,
         stderr=stderr,
         start_new_session=True,
+        pass_fds=tuple(pass_fds),
     )
 
 

@@ -4,6 +4,7 @@ build on it."""
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +41,19 @@ BROKEN = "def add(a, b):\n    return a - b\n"
 HONEST = "def add(a, b):\n    return a + b\n"
 
 
-def make_project(root: Path, extra: str = "", tests: str = TESTS, code: str = BROKEN) -> Path:
+def make_project(
+    root: Path,
+    extra: str = "",
+    tests: str = TESTS,
+    code: str = BROKEN,
+    files: Mapping[str, str] | None = None,
+) -> Path:
+    """The calc project, baselined; ``files`` adds more files (relative path: text)."""
     (root / "src/calc").mkdir(parents=True)
     (root / "tests").mkdir()
+    for rel, text in (files or {}).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, "utf-8")
     (root / "src/calc/__init__.py").write_text("", "utf-8")
     (root / "src/calc/core.py").write_text(code, "utf-8")
     (root / "tests/test_core.py").write_text(tests, "utf-8")

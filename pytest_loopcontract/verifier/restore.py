@@ -7,9 +7,10 @@ hold the referee exactly as the baseline recorded it, whatever the candidate's t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from pytest_loopcontract.verdict import Finding
 from pytest_loopcontract.verifier.baseline import BaselineRecord
 from pytest_loopcontract.verifier.hidden import real_folders
 from pytest_loopcontract.verifier.workspace import (
@@ -21,7 +22,7 @@ from pytest_loopcontract.verifier.workspace import (
     sha256_bytes,
 )
 
-__all__ = ["restore_pins"]
+__all__ = ["referee_changes", "referee_digests", "restore_pins"]
 
 
 def restore_pins(
@@ -58,3 +59,33 @@ def restore_pins(
     for path in candidate:
         if path not in baseline.pins and matches_any(path, globs):
             (scratch / path).unlink(missing_ok=True)
+
+
+def referee_digests(scratch: Path, paths: Iterable[str]) -> dict[str, str]:
+    """The SHA-256 of each of the referee's regular files as the run is about to see them."""
+    digests = {}
+    for rel in paths:
+        path = scratch / rel
+        if path.is_file() and not path.is_symlink():
+            digests[rel] = sha256_bytes(path.read_bytes())
+    return digests
+
+
+def referee_changes(scratch: Path, before: Mapping[str, str]) -> list[Finding]:
+    """``referee_changed_during_run``: a pinned file whose bytes differ after the run from
+    what the run started with. The sandbox makes those files read-only, so this catches what
+    process isolation cannot prevent: candidate code that, once imported, rewrites a test not
+    collected yet or the golden file a test reads after calling it."""
+    after = referee_digests(scratch, before)
+    changed = sorted(rel for rel, digest in before.items() if after.get(rel) != digest)
+    if not changed:
+        return []
+    shown = ", ".join(changed[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
+    return [
+        Finding(
+            "referee_changed_during_run",
+            f"pinned file(s) changed while the tests ran: {shown}; code under test rewrote "
+            "the referee it is judged by",
+            path=changed[0],
+        )
+    ]

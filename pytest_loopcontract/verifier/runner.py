@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -178,6 +178,21 @@ def _pytest_argv(
     ]
 
 
+@contextlib.contextmanager
+def _args_file(path: Path, args: Sequence[str]) -> Iterator[int | None]:
+    """An open descriptor on ``args`` for bwrap's ``--args`` (NUL-separated; thousands of
+    binds would not fit on a command line), or None when there are none."""
+    if not args:
+        yield None
+        return
+    path.write_bytes(b"".join(a.encode() + b"\0" for a in args))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
 def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int | None, bool]:
     """Wait for the confined run; on timeout ask the reaper to end it, then kill the group."""
     try:
@@ -205,9 +220,11 @@ def run_pytest(
     testenv: TestEnv | None = None,
     confinement: Confinement | None = None,
     egress: Sequence[str] | None = None,
+    frozen: Sequence[str] = (),
 ) -> PytestRun:
     """Run the suite in ``workdir`` under the reaper, confined; nothing it started survives
-    this call. Results and output land in a private temp folder."""
+    this call. Results and output land in a private temp folder. In the sandbox the
+    ``frozen`` paths (the referee's files, relative to ``workdir``) are read-only."""
     python = testenv.python if testenv is not None else sys.executable
     confined = confinement or Confinement(PROCESS)
     with tempfile.TemporaryDirectory(prefix="loopcontract-run-") as tmp:
@@ -232,10 +249,20 @@ def run_pytest(
         )
         reaper = [python, "-I", "-S", str(injected / INNER_NAME / "reaper.py"), str(report), "--"]
         writable = [private, *([coverage_data.parent] if coverage_data else [])]
-        command = confined.command([*reaper, *argv], tree=workdir, writable=writable)
-        started = time.monotonic()
-        with output.open("wb") as out:
-            proc = spawn(command, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT)
+        binds = _args_file(private / "frozen.args", confined.frozen_binds(workdir, frozen))
+        with binds as fd, output.open("wb") as out:
+            command = confined.command(
+                [*reaper, *argv], tree=workdir, writable=writable, args_fd=fd
+            )
+            started = time.monotonic()
+            proc = spawn(
+                command,
+                cwd=workdir,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                pass_fds=() if fd is None else (fd,),
+            )
             code, timed_out = _wait(proc, timeout)
         duration = time.monotonic() - started
         swept = _read_report(report)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -53,11 +53,35 @@ class Confinement:
     readable: tuple[Path, ...] = ()
     writable: tuple[Path, ...] = ()
 
-    def command(self, argv: Sequence[str], *, tree: Path, writable: Sequence[Path]) -> list[str]:
-        """``argv`` wrapped so that it runs confined, with ``tree`` as its working folder."""
+    def command(
+        self,
+        argv: Sequence[str],
+        *,
+        tree: Path,
+        writable: Sequence[Path],
+        args_fd: int | None = None,
+    ) -> list[str]:
+        """``argv`` wrapped so that it runs confined, with ``tree`` as its working folder;
+        ``args_fd`` is an open descriptor holding more bwrap arguments (see
+        :meth:`frozen_binds`), read after the tree is mounted."""
         if self.mode != SANDBOX:
             return list(argv)
-        return [*self._bwrap(tree, writable), "--", *argv]
+        more = ["--args", str(args_fd)] if args_fd is not None else []
+        return [*self._bwrap(tree, writable), *more, "--", *argv]
+
+    def frozen_binds(self, tree: Path, paths: Iterable[str]) -> list[str]:
+        """Read-only binds over the referee's files (relative ``paths``) wherever the run sees
+        the tree: a candidate's code, once imported, cannot rewrite a test file not collected
+        yet, a helper, or the golden file a test reads after calling it. Regular files only
+        (a symlink's target is not the referee's)."""
+        args: list[str] = []
+        for rel in paths:
+            source = tree / rel
+            if source.is_symlink() or not source.is_file():
+                continue
+            for place in (tree, *self.aliases):
+                args += ["--ro-bind", str(source), str(place / rel)]
+        return args
 
     def _bwrap(self, tree: Path, writable: Sequence[Path]) -> list[str]:
         args = [bwrap_program(), "--die-with-parent", "--new-session", *_NAMESPACES]

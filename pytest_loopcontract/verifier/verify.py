@@ -36,7 +36,7 @@ from pytest_loopcontract.verifier.hidden import (
     write_hidden,
 )
 from pytest_loopcontract.verifier.reruns import flaky_failures, rerun_pass_to_pass
-from pytest_loopcontract.verifier.restore import restore_pins
+from pytest_loopcontract.verifier.restore import referee_changes, referee_digests, restore_pins
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.run_outcome import run_errors, run_findings
 from pytest_loopcontract.verifier.runner import PytestRun, RunSetup, prepare_run, run_pytest
@@ -145,6 +145,12 @@ class _Session:
     def globs(self) -> list[str]:
         return list(self.baseline.protected_globs)
 
+    @property
+    def frozen(self) -> list[str]:
+        """The referee's files, read-only in every sandboxed run of candidate code."""
+        paths = [*self.baseline.pins, *included_pins(self.baseline), *(h.to for h in self.hidden)]
+        return list(dict.fromkeys(paths))
+
     def prepare(self, dest: Path) -> None:
         """Build a scratch copy of the candidate with the referee restored and hidden tests in."""
         export_tree(self.root, self.candidate.tree, dest)
@@ -166,6 +172,7 @@ class _Session:
             testenv=self.setup.testenv,
             confinement=self.setup.confinement,
             egress=self.contract.egress_allow,
+            frozen=self.frozen,
         )
 
 
@@ -221,6 +228,7 @@ def _first_run(
     if setup is None:
         assert refusal is not None  # set exactly when the setup failed
         return PytestRun(None, None, refusal.message, "", 0.0, False), [refusal], []
+    referee = referee_digests(scratch, session.frozen)
     run = run_pytest(
         scratch,
         nonce=nonce,
@@ -232,6 +240,7 @@ def _first_run(
         testenv=setup.testenv,
         confinement=setup.confinement,
         egress=contract.egress_allow,
+        frozen=session.frozen,
     )
     errors = run_errors(
         run.exit_code,
@@ -241,7 +250,8 @@ def _first_run(
         run.output_tail,
         contract.pytest.timeout,
     )
-    return run, errors, run_findings(run, baseline, session.candidate.files)
+    findings = run_findings(run, baseline, session.candidate.files)
+    return run, errors, [*findings, *referee_changes(scratch, referee)]
 
 
 def _rerun_flaky(

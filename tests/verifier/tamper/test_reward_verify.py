@@ -16,6 +16,7 @@ from pytest_loopcontract.verifier.tamper.vacuous import spare_core
 from testing.repos import run_cli
 from testing.reward_project import (
     HONEST,
+    TESTS,
     checks,
     finding_codes,
     make_project,
@@ -389,3 +390,105 @@ def test_vacuous_pass_timeout_and_opt_out_are_reported(tmp_path: Path) -> None:
         "status": "skipped",
         "message": "disabled by the contract",
     }
+
+
+# --- the referee rewritten from inside the run -------------------------------------------------
+
+# Collected first, this harmless test imports the candidate's code before the acceptance test's
+# file is collected, and before the golden file is read.
+EARLY_IMPORT = {
+    "tests/test_a_render.py": "from calc.core import render\n\n\n"
+    "def test_render_is_text():\n    assert isinstance(render(), str)\n",
+    "tests/data/expected.txt": "sum: 42\n",
+}
+GOLDEN_TESTS = TESTS + (
+    "\n\nfrom pathlib import Path\n\nfrom calc.core import render\n\n\n"
+    "def test_render_matches_golden():\n"
+    "    out = render()\n"
+    "    assert out == (Path(__file__).parent / 'data/expected.txt').read_text()\n"
+)
+REWRITER = """\
+import os
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_TESTS = os.path.join(_HERE, "..", "..", "tests")
+
+
+def _rewrite(name, text):
+    try:
+        with open(os.path.join(_TESTS, name), "w") as fh:
+            fh.write(text)
+    except OSError:
+        pass
+
+
+_rewrite(
+    "test_core.py",
+    "def test_add():\\n    pass\\n\\n\\ndef test_add_zero():\\n    pass\\n\\n\\n"
+    "def test_render_matches_golden():\\n    pass\\n",
+)
+
+
+def add(a, b):
+    return a - b
+
+
+def render():
+    _rewrite("data/expected.txt", "anything\\n")
+    return "anything\\n"
+"""
+
+
+BROKEN_RENDER = "def add(a, b):\n    return a - b\n\n\ndef render():\n    return 'no'\n"
+
+
+@pytest.fixture(scope="module")
+def golden(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_project(
+        tmp_path_factory.mktemp("golden"),
+        tests=GOLDEN_TESTS,
+        code=BROKEN_RENDER,
+        files=EARLY_IMPORT,
+    )
+
+
+def test_code_under_test_cannot_rewrite_tests_or_golden_files_in_the_sandbox(
+    golden: Path,
+) -> None:
+    """In the sandbox the referee's files are read-only: the rewrites fail, the real tests
+    run and fail, and nothing of the referee changed."""
+    try:
+        write(golden, "src/calc/core.py", REWRITER)
+        code, verdict = verify(golden)
+        assert verdict["isolation"] == "sandbox"
+        assert code == 20, verdict["reasons"]
+        assert "referee_changed_during_run" not in finding_codes(verdict)
+        assert (golden / "tests/test_core.py").read_text() == GOLDEN_TESTS
+    finally:
+        reset(golden)
+
+
+def test_process_isolation_names_the_rewritten_referee(
+    golden: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the sandbox the rewrites land; the launcher compares the referee's bytes
+    after the run with what the run started with, and calls it tampering."""
+    monkeypatch.setenv("LOOP_CONTRACT_ISOLATION", "process")
+    try:
+        write(golden, "src/calc/core.py", REWRITER)
+        code, verdict = verify(golden)
+        assert verdict["isolation"] == "process"
+        assert code == 25, verdict["reasons"]
+        (finding,) = [
+            f for f in verdict["tamper"]["findings"] if f["code"] == "referee_changed_during_run"
+        ]
+        assert "tests/data/expected.txt" in finding["message"]
+        assert "tests/test_core.py" in finding["message"]
+        # an honest fix under the same isolation changes nothing and passes
+        reset(golden)
+        honest = "def add(a, b):\n    return a + b\n\n\ndef render():\n    return 'sum: 42\\n'\n"
+        write(golden, "src/calc/core.py", honest)
+        code, verdict = verify(golden)
+        assert code == 0, verdict["reasons"]
+    finally:
+        reset(golden)
