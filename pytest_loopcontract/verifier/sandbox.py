@@ -73,15 +73,19 @@ class Confinement:
         """Read-only binds over the referee's files (relative ``paths``) wherever the run sees
         the tree: a candidate's code, once imported, cannot rewrite a test file not collected
         yet, a helper, or the golden file a test reads after calling it. Regular files only
-        (a symlink's target is not the referee's)."""
-        args: list[str] = []
-        for rel in paths:
-            source = tree / rel
-            if source.is_symlink() or not source.is_file():
-                continue
-            for place in (tree, *self.aliases):
-                args += ["--ro-bind", str(source), str(place / rel)]
-        return args
+        (a symlink's target is not the referee's). Past bwrap's argument limit, folders that
+        hold nothing but referee files are bound whole instead; what still does not fit is
+        left to the launcher's before/after hash check."""
+        places = (tree, *self.aliases)
+        files = [rel for rel in dict.fromkeys(paths) if _regular(tree / rel)]
+        budget = FROZEN_BIND_BUDGET // (3 * len(places))
+        chosen = files if len(files) <= budget else collapse_to_folders(tree, files)[:budget]
+        return [
+            arg
+            for rel in chosen
+            for place in places
+            for arg in ("--ro-bind", str(tree / rel), str(place / rel))
+        ]
 
     def _bwrap(self, tree: Path, writable: Sequence[Path]) -> list[str]:
         args = [bwrap_program(), "--die-with-parent", "--new-session", *_NAMESPACES]
@@ -98,6 +102,32 @@ class Confinement:
         for path in _existing_dirs([*writable, *self.writable]):
             args += ["--bind", str(path), str(path)]
         return [*args, "--chdir", str(tree)]
+
+
+# bwrap refuses more than 9,000 arguments in all; the rest of a command takes a few dozen.
+FROZEN_BIND_BUDGET = 8_000
+
+
+def _regular(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
+
+
+def collapse_to_folders(tree: Path, files: Sequence[str]) -> list[str]:
+    """``files`` (relative) with every folder whose whole content is among them replaced by
+    that folder, outermost first; folders before loose files."""
+    frozen = set(files)
+    whole: set[str] = set()
+    for folder in sorted({str(Path(f).parent) for f in files} - {"."}, key=len, reverse=True):
+        entries = list((tree / folder).iterdir())
+        if all(
+            (str(Path(folder, e.name)) in frozen and _regular(e))
+            or (e.is_dir() and not e.is_symlink() and str(Path(folder, e.name)) in whole)
+            for e in entries
+        ):
+            whole.add(folder)
+    top = sorted(d for d in whole if not any(d.startswith(w + "/") for w in whole))
+    loose = [f for f in files if not any(f.startswith(d + "/") for d in top)]
+    return [*top, *loose]
 
 
 def _home() -> Path | None:

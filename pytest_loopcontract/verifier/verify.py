@@ -13,6 +13,7 @@ import secrets
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -214,6 +215,22 @@ def _static_findings(session: _Session) -> tuple[list[Finding], RewardChecks]:
     )
     findings += reward.findings
     return findings, reward
+
+
+def _while_preparing(session: _Session, scratch: Path, history: History | None) -> _Gathered:
+    """The diff's findings and checkpoints (Python work) while git writes the scratch copy."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-prepare") as pool:
+        prepared = pool.submit(session.prepare, scratch)
+        findings, reward = _static_findings(session)
+        gathered = _Gathered(findings, checks=list(reward.checks))
+        gathered.checkpoints = diff_checkpoints(
+            history or History(StateDir.of(session.root).folder),
+            session.contract,
+            session.candidate.patch,
+            reward.evidence,
+        )
+        prepared.result()
+    return gathered
 
 
 def _first_run(
@@ -441,18 +458,12 @@ def verify(
     setup, refusal = _prepare_setup(root, contract, baseline, python, target)
     candidate = read_candidate(root, baseline, candidate_ref)
     session = _Session(root, baseline, contract, candidate, hidden, setup)
-    findings, reward = _static_findings(session)
-    gathered = _Gathered(findings, checks=list(reward.checks))
-    gathered.checkpoints = diff_checkpoints(
-        history or History(StateDir.of(root).folder), contract, candidate.patch, reward.evidence
-    )
-
     nonce = secrets.token_hex(16)
     tree_bytes = tree_size(root, candidate.tree)
     scratch = make_scratch(tree_bytes=tree_bytes)
     private = Path(tempfile.mkdtemp(prefix="loopcontract-private-"))
     try:
-        session.prepare(scratch)
+        gathered = _while_preparing(session, scratch, history)
         coverage_data = private / "coverage.data" if _needs_coverage(contract) else None
         document, run, in_run = _judge(
             session,

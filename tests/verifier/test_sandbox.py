@@ -454,3 +454,68 @@ def test_fork_bomb_ends_in_an_error_not_a_pass(tmp_path: Path) -> None:
         for pid in processes_with(token):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+# --- the referee read-only inside the sandbox -------------------------------------------------
+
+
+def _confined_shell(tree: Path, alias: Path, frozen: list[str], script: str) -> str:
+    """Run ``script`` in bwrap with ``frozen`` bound read-only, the way run_pytest does."""
+    from pytest_loopcontract.verifier.sandbox import SANDBOX, Confinement
+
+    confinement = Confinement(SANDBOX, aliases=(alias,))
+    binds = confinement.frozen_binds(tree, frozen)
+    args = tree.parent / "frozen.args"
+    args.write_bytes(b"".join(a.encode() + b"\0" for a in binds))
+    fd = os.open(args, os.O_RDONLY)
+    try:
+        argv = confinement.command(["sh", "-c", script], tree=tree, writable=[], args_fd=fd)
+        done = subprocess.run(argv, pass_fds=(fd,), capture_output=True, text=True, check=False)
+    finally:
+        os.close(fd)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.skipif(not HAS_BWRAP, reason=bwrap_problem() or "ok")
+@pytest.mark.parametrize("count", [10, 3000])
+def test_frozen_files_are_read_only_at_every_place_the_tree_is_seen(
+    tmp_path: Path, count: int
+) -> None:
+    """A few referee files are bound one by one; past bwrap's 9,000-argument limit the
+    folders holding only referee files are bound whole. Either way a write through the tree or
+    through the repository's path fails, and the rest of the tree stays writable."""
+    tree, alias = tmp_path / "tree", tmp_path / "repo"
+    (tree / "tests/data").mkdir(parents=True)
+    (tree / "src").mkdir()
+    alias.mkdir()
+    frozen = [f"tests/data/f{i}.txt" for i in range(count)] + ["tests/test_a.py"]
+    for rel in frozen:
+        (tree / rel).write_text("referee\n")
+    (tree / "src/mod.py").write_text("x = 1\n")
+    out = _confined_shell(
+        tree,
+        alias,
+        frozen,
+        "for p in tests/data/f1.txt tests/test_a.py $ALIAS/tests/data/f1.txt; do "
+        "(echo cheat > $p) 2>/dev/null && echo wrote $p; done; "
+        "echo y > src/mod.py && echo wrote src; echo n > src/new.py && echo wrote new".replace(
+            "$ALIAS", str(alias)
+        ),
+    )
+    assert out.split("\n")[:2] == ["wrote src", "wrote new"], out
+    assert {(tree / rel).read_text() for rel in frozen} == {"referee\n"}
+
+
+def test_collapse_binds_whole_folders_only_when_everything_in_them_is_frozen(
+    tmp_path: Path,
+) -> None:
+    from pytest_loopcontract.verifier.sandbox import collapse_to_folders
+
+    for rel in ["t/a/1.py", "t/a/2.py", "t/b/1.py", "t/b/loose.txt", "t/conftest.py"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    frozen = ["t/a/1.py", "t/a/2.py", "t/b/1.py", "t/conftest.py"]
+    # t/b holds a file that is not the referee's, so t/b and t cannot be bound whole
+    assert collapse_to_folders(tmp_path, frozen) == ["t/a", "t/b/1.py", "t/conftest.py"]
+    assert collapse_to_folders(tmp_path, [*frozen, "t/b/loose.txt"]) == ["t"]
