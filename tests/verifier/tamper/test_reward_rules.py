@@ -430,3 +430,46 @@ def test_an_always_greater_sentinel_is_evidence_not_tampering() -> None:
     source = "class Infinity:\n    def __gt__(self, other):\n        return True\n"
     (hit,) = scan_source("src/m.py", source)
     assert (hit.code, hit.severity) == ("constant_ordering", "evidence")
+
+
+def test_vacuous_check_runs_after_the_main_run_when_the_early_run_broke(tmp_path) -> None:
+    """The early run is only a head start: when it fails (or cannot answer for a test), the
+    check runs the ordinary way after the main run and reaches the same conclusion."""
+    from pytest_loopcontract.verifier.results import RunResults, TestRecord
+    from pytest_loopcontract.verifier.runner import PytestRun
+    from pytest_loopcontract.verifier.tamper.vacuous import (
+        VacuousRunner,
+        spare_core,
+        start_early,
+        vacuous_pass_check,
+    )
+
+    calls: list[list[str]] = []
+
+    def run(dest, ids, limit):
+        calls.append(list(ids))
+        if len(calls) == 1:
+            raise RuntimeError("the early run broke")
+        failed = RunResults(nonce="n", tests=[TestRecord("t.py::test_a", "failed", 0.1, "call")])
+        return PytestRun(1, failed, "", "", 0.1, False)
+
+    runner = VacuousRunner(
+        prepare=lambda dest: None,
+        run=run,
+        pinned_source=lambda p: b"def test_a():\n    assert f() == 1\n",
+    )
+    contract = _contract(tmp_path)
+    early = start_early(contract, runner, ["t.py::test_a"])
+    if not spare_core():
+        assert early is None  # one core: no head start, nothing to fall back from
+        return
+    assert early is not None
+    passed = RunResults(nonce="n", tests=[TestRecord("t.py::test_a", "passed", 0.1, "call")])
+    try:
+        out = vacuous_pass_check(contract, passed, runner, early=early)
+    finally:
+        early.close()
+    (check,) = out.checks
+    assert calls == [["t.py::test_a"], ["t.py::test_a"]]
+    assert check["status"] == "ran" and "0 still passed" in check["message"]
+    assert "beside the main run" not in check["message"]
