@@ -22,7 +22,7 @@ from pytest_loopcontract.verifier.workspace import (
     sha256_bytes,
 )
 
-__all__ = ["referee_changes", "referee_digests", "restore_pins"]
+__all__ = ["planted_bytecode", "referee_changes", "referee_digests", "restore_pins"]
 
 
 def restore_pins(
@@ -73,11 +73,13 @@ def referee_digests(scratch: Path, paths: Iterable[str]) -> dict[str, str]:
 
 def referee_changes(scratch: Path, before: Mapping[str, str]) -> list[Finding]:
     """``referee_changed_during_run``: a pinned file whose bytes differ after the run from
-    what the run started with. The sandbox makes those files read-only, so this catches what
+    what the run started with, or a cached ``.pyc`` planted for one (see
+    :func:`planted_bytecode`). The sandbox makes those read-only, so this catches what
     process isolation cannot prevent: candidate code that, once imported, rewrites a test not
     collected yet or the golden file a test reads after calling it."""
     after = referee_digests(scratch, before)
     changed = sorted(rel for rel, digest in before.items() if after.get(rel) != digest)
+    changed += planted_bytecode(scratch, before)
     if not changed:
         return []
     shown = ", ".join(changed[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
@@ -89,3 +91,24 @@ def referee_changes(scratch: Path, before: Mapping[str, str]) -> list[Finding]:
             path=changed[0],
         )
     ]
+
+
+def planted_bytecode(scratch: Path, frozen: Iterable[str]) -> list[str]:
+    """Cached bytecode beside a pinned Python file after the run (relative paths). The run
+    writes none (``PYTHONDONTWRITEBYTECODE``) and the tree starts without any, so one that is
+    there was written by code under test: Python and pytest would have run it in place of the
+    pinned source."""
+    found = []
+    for rel in frozen:
+        if not rel.endswith(".py"):
+            continue
+        cache = scratch / rel
+        cache = cache.parent / "__pycache__"
+        stem = Path(rel).name[:-3] + "."
+        if cache.is_dir() and not cache.is_symlink():
+            found += [
+                f"{Path(rel).parent / '__pycache__' / e.name}"
+                for e in sorted(cache.iterdir())
+                if e.name.startswith(stem)
+            ]
+    return found

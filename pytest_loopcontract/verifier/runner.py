@@ -29,6 +29,7 @@ from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.sandbox import (
     PROCESS,
+    SANDBOX,
     Confinement,
     choose_confinement,
     extra_writable,
@@ -178,6 +179,18 @@ def _pytest_argv(
     ]
 
 
+def seal_bytecode(tree: Path, frozen: Sequence[str]) -> list[str]:
+    """An empty ``__pycache__`` beside every frozen Python file (relative paths), for the
+    sandbox to bind read-only: Python and pytest read a cached ``.pyc`` before the source, and
+    pytest's checks only the source's hash, which code under test can compute, so a forged
+    one planted for a test file not collected yet would run instead of the pinned file."""
+    parents = {Path(rel).parent for rel in frozen if rel.endswith(".py")}
+    folders = sorted(str(p / "__pycache__") for p in parents if (tree / p).is_dir())
+    for rel in folders:
+        (tree / rel).mkdir(exist_ok=True)
+    return folders
+
+
 @contextlib.contextmanager
 def _args_file(path: Path, args: Sequence[str]) -> Iterator[int | None]:
     """An open descriptor on ``args`` for bwrap's ``--args`` (NUL-separated; thousands of
@@ -249,7 +262,8 @@ def run_pytest(
         )
         reaper = [python, "-I", "-S", str(injected / INNER_NAME / "reaper.py"), str(report), "--"]
         writable = [private, *([coverage_data.parent] if coverage_data else [])]
-        binds = _args_file(private / "frozen.args", confined.frozen_binds(workdir, frozen))
+        sealed = [*frozen, *seal_bytecode(workdir, frozen)] if confined.mode == SANDBOX else []
+        binds = _args_file(private / "frozen.args", confined.frozen_binds(workdir, sealed))
         with binds as fd, output.open("wb") as out:
             command = confined.command(
                 [*reaper, *argv], tree=workdir, writable=writable, args_fd=fd

@@ -72,12 +72,12 @@ class Confinement:
     def frozen_binds(self, tree: Path, paths: Iterable[str]) -> list[str]:
         """Read-only binds over the referee's files (relative ``paths``) wherever the run sees
         the tree: a candidate's code, once imported, cannot rewrite a test file not collected
-        yet, a helper, or the golden file a test reads after calling it. Regular files only
-        (a symlink's target is not the referee's). Past bwrap's argument limit, folders that
-        hold nothing but referee files are bound whole instead; what still does not fit is
-        left to the launcher's before/after hash check."""
+        yet, a helper, or the golden file a test reads after calling it. Regular files and
+        folders only (a symlink's target is not the referee's). Past bwrap's argument limit,
+        folders that hold nothing but referee files are bound whole instead; what still does
+        not fit is left to the launcher's before/after hash check."""
         places = (tree, *self.aliases)
-        files = [rel for rel in dict.fromkeys(paths) if _regular(tree / rel)]
+        files = [rel for rel in dict.fromkeys(paths) if _bindable(tree / rel)]
         budget = FROZEN_BIND_BUDGET // (3 * len(places))
         chosen = files if len(files) <= budget else collapse_to_folders(tree, files)[:budget]
         return [
@@ -112,6 +112,10 @@ def _regular(path: Path) -> bool:
     return path.is_file() and not path.is_symlink()
 
 
+def _bindable(path: Path) -> bool:
+    return not path.is_symlink() and (path.is_file() or path.is_dir())
+
+
 def collapse_to_folders(tree: Path, files: Sequence[str]) -> list[str]:
     """``files`` (relative) with every folder whose whole content is among them replaced by
     that folder, outermost first; folders before loose files."""
@@ -120,7 +124,7 @@ def collapse_to_folders(tree: Path, files: Sequence[str]) -> list[str]:
     for folder in sorted({str(Path(f).parent) for f in files} - {"."}, key=len, reverse=True):
         entries = list((tree / folder).iterdir())
         if all(
-            (str(Path(folder, e.name)) in frozen and _regular(e))
+            (str(Path(folder, e.name)) in frozen and _bindable(e))
             or (e.is_dir() and not e.is_symlink() and str(Path(folder, e.name)) in whole)
             for e in entries
         ):

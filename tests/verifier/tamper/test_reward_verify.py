@@ -492,3 +492,73 @@ def test_process_isolation_names_the_rewritten_referee(
         assert code == 0, verdict["reasons"]
     finally:
         reset(golden)
+
+
+PYC_PLANTER = """\
+import importlib.util
+import marshal
+import os
+import sys
+from importlib.metadata import version
+
+_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests")
+_FORGED = (
+    "def test_add():\\n    pass\\n\\n\\ndef test_add_zero():\\n    pass\\n\\n\\n"
+    "def test_render_matches_golden():\\n    pass\\n"
+)
+
+
+def _plant(name):
+    # pytest's own cache format: magic, checked-hash flags, the real source's hash, forged code
+    source = os.path.join(_TESTS, name)
+    with open(source, "rb") as fh:
+        digest = importlib.util.source_hash(fh.read())
+    code = compile(_FORGED, source, "exec")
+    tag = f"{sys.implementation.cache_tag}-pytest-{version('pytest')}.pyc"
+    try:
+        os.makedirs(os.path.join(_TESTS, "__pycache__"), exist_ok=True)
+        with open(os.path.join(_TESTS, "__pycache__", name[:-3] + "." + tag), "wb") as fh:
+            fh.write(importlib.util.MAGIC_NUMBER + b"\\x03\\x00\\x00\\x00" + digest[:8])
+            fh.write(marshal.dumps(code))
+    except OSError:
+        pass
+
+
+_plant("test_core.py")
+
+
+def add(a, b):
+    return a - b
+
+
+def render():
+    return "no"
+"""
+
+
+@pytest.mark.parametrize("mode", ["sandbox", "process"])
+def test_bytecode_planted_for_a_later_test_file_is_refused(
+    golden: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code imported early writes a pytest-format cached pyc (with the real source's hash)
+    for a test file not collected yet: pytest would run the forged code instead of the pinned
+    file. In the sandbox the referee's ``__pycache__`` folders are empty and read-only, so the
+    real tests run and fail; without it the launcher finds the planted file and calls it
+    tampering."""
+    monkeypatch.setenv("LOOP_CONTRACT_ISOLATION", mode)
+    try:
+        write(golden, "src/calc/core.py", PYC_PLANTER)
+        code, verdict = verify(golden)
+        assert verdict["isolation"] == mode
+        if mode == "sandbox":
+            assert code == 20, verdict["reasons"]
+        else:
+            assert code == 25, verdict["reasons"]
+            (finding,) = [
+                f
+                for f in verdict["tamper"]["findings"]
+                if f["code"] == "referee_changed_during_run"
+            ]
+            assert "tests/__pycache__/test_core." in finding["message"]
+    finally:
+        reset(golden)
