@@ -14,6 +14,7 @@ import os
 import shlex
 import stat
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from pytest_loopcontract.checkpoints import clearance
 from pytest_loopcontract.checkpoints.gate import contract_patterns
 from pytest_loopcontract.checkpoints.model import Match
 from pytest_loopcontract.checkpoints.scan import scan_command, scan_diff
+from pytest_loopcontract.contract.model import Contract, PushSettings
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import harness
@@ -38,7 +40,6 @@ __all__ = [
 
 HOOK_MARKER = "# installed by loop-contract"
 ZERO_SHA = "0" * 40
-PROTECTED_BRANCHES = ("main", "master", "release/*", "production")
 
 
 # --------------------------------------------------------------------------- command check
@@ -135,6 +136,54 @@ def _known(root: Path, sha: str) -> bool:
     return True
 
 
+def _contract_here(root: Path) -> Contract | None:
+    """The pinned contract when a baseline exists, else the committed contract file if it
+    reads, else None (the defaults apply)."""
+    from pytest_loopcontract.contract.model import DEFAULT_CONTRACT_NAME, load_contract
+    from pytest_loopcontract.errors import ContractError
+    from pytest_loopcontract.verifier.verify import pinned_contract
+
+    if StateDir.of(root).baseline.exists():
+        return pinned_contract(root, load_baseline(root))
+    try:
+        return load_contract(root / DEFAULT_CONTRACT_NAME)
+    except ContractError:
+        return None
+
+
+def _no_contract(*_: object) -> None:
+    return None
+
+
+def _push_findings(
+    root: Path,
+    update: tuple[str, str, str, str],
+    patterns: Any,
+    protected: Sequence[str],
+    remote: str | None,
+) -> list[Any]:
+    """What about this ref update needs a person: a deletion, a rewrite, a protected branch,
+    and checkpoint content (secrets, credential files...) in any pushed commit."""
+    _, local_sha, remote_ref, remote_sha = update
+    if local_sha == ZERO_SHA:
+        return [_PushMatch("git-delete-branch", f"deletes remote {remote_ref}", remote_ref)]
+    matches: list[Any] = []
+    if remote_sha != ZERO_SHA and _not_ancestor(root, remote_sha, local_sha):
+        matches.append(
+            _PushMatch("git-force-push", f"rewrites the history of {remote_ref}", remote_ref)
+        )
+    if _protected(remote_ref, protected):
+        matches.append(
+            _PushMatch(
+                "git-push-protected",
+                f"pushes to protected branch {_branch(remote_ref)}",
+                remote_ref,
+            )
+        )
+    matches.extend(scan_diff(_pushed_patch(root, local_sha, remote_sha, remote), patterns))
+    return matches
+
+
 def pre_push(
     root: Path,
     updates: Iterable[tuple[str, str, str, str]],
@@ -145,77 +194,125 @@ def pre_push(
 ) -> int:
     """Check each ``(local_ref, local_sha, remote_ref, remote_sha)``; 0 allows the push.
 
-    ``remote`` is the remote's name (git's first hook argument): commits its tracking branches
-    already have are not scanned again.
+    Every update is scanned (secrets and other checkpoint content in the pushed commits, force
+    pushes, deletions, protected branches); the contract's gates run only for pushes to a
+    protected branch unless the contract says ``push: {gates: always}``. ``remote`` is the
+    remote's name (git's first hook argument): commits its tracking branches already have are
+    not scanned again. One line per phase goes to ``say`` (stderr in the hook).
     """
-    from pytest_loopcontract.verifier.verify import pinned_contract, verify
-
+    updates = list(updates)
+    if not updates:
+        return 0  # nothing is pushed (a tag-less no-op push): nothing to say
     history = History(StateDir.of(root).folder)
-    patterns = _patterns(root, pinned_contract)
+    contract = _contract_here(root)
+    patterns = contract_patterns(contract) if contract else _patterns(root, _no_contract)
+    push = contract.push if contract else PushSettings()
     blocked = False
-    for local_ref, local_sha, remote_ref, remote_sha in updates:
-        matches: list[Any] = []
+    for update in updates:
+        local_ref, local_sha, remote_ref, remote_sha = update
         if local_sha != ZERO_SHA:
             local_sha = resolve_commit(root, local_sha)  # pre-commit may give a branch name
-        if local_sha == ZERO_SHA:
-            matches.append(
-                _PushMatch("git-delete-branch", f"deletes remote {remote_ref}", remote_ref)
-            )
-        else:
-            if remote_sha != ZERO_SHA and _not_ancestor(root, remote_sha, local_sha):
-                matches.append(
-                    _PushMatch(
-                        "git-force-push", f"rewrites the history of {remote_ref}", remote_ref
-                    )
-                )
-            if _protected(remote_ref, PROTECTED_BRANCHES):
-                matches.append(
-                    _PushMatch(
-                        "git-push-protected",
-                        f"pushes to protected branch {_branch(remote_ref)}",
-                        remote_ref,
-                    )
-                )
-            patch = _pushed_patch(root, local_sha, remote_sha, remote)
-            matches.extend(scan_diff(patch, patterns))
+        say(f"loop-contract pre-push: {local_ref} -> {remote_ref}: scanning the pushed commits")
+        matches = _push_findings(
+            root, (local_ref, local_sha, remote_ref, remote_sha), patterns, push.protected, remote
+        )
         if matches:
             request = clearance.request(
                 history, f"push:{remote_ref}:{local_sha}", matches, kind="push"
             )
             if request.status != "cleared":
                 blocked = True
-                say(f"loop-contract: push of {local_ref} to {remote_ref} blocked ({request.id}):")
-                for match in matches:
-                    say(f"  - {match.message}" + (f" [{match.path}]" if match.path else ""))
-                if request.status == "denied":
-                    say(f"  {request.message}")
-                else:
-                    say(
-                        f"  a person clears it with: loop-contract checkpoint resolve "
-                        f"{request.id} --by NAME   (then push again)"
-                    )
+                _say_blocked(say, local_ref, remote_ref, matches, request)
                 continue
-        if run_gates and local_sha != ZERO_SHA and StateDir.of(root).baseline.exists():
-            outcome = verify(
-                root,
-                candidate_ref=local_sha,
-                history=history,
-                verdict_path=StateDir.of(root).pre_push_verdict,
-            )
-            # The verifier also asks a person about checkpoint content in the candidate's diff.
-            # For a push that question was just asked above, about every pushed commit (which
-            # sees more than the verifier's net diff), so a request still pending there is not
-            # asked a second time under another id. A denial, and everything else, blocks.
-            reasons = [r for r in outcome.verdict["reasons"] if r["code"] != "checkpoint_pending"]
-            if outcome.verdict["verdict"] != "pass" and reasons:
-                blocked = True
-                say(
-                    f"loop-contract: push of {local_ref} blocked: the contract is not met "
-                    f"(verdict {outcome.verdict['verdict']}, exit {outcome.verdict['exit_code']})"
-                )
-                for reason in reasons[:10]:
-                    say(f"  - {reason['code']}: {reason['message']}")
+        if not run_gates or local_sha == ZERO_SHA:
+            continue
+        if not _gates_needed(say, root, contract, push, remote_ref):
+            continue
+        assert contract is not None  # _gates_needed says no without one
+        blocked = _run_gates(root, history, contract, local_ref, local_sha, say) or blocked
+    say(f"loop-contract pre-push: {'push blocked' if blocked else 'push allowed'}")
     return 1 if blocked else 0
+
+
+def _say_blocked(
+    say: Callable[[str], None],
+    local_ref: str,
+    remote_ref: str,
+    matches: Sequence[Any],
+    request: clearance.Clearance,
+) -> None:
+    say(f"loop-contract: push of {local_ref} to {remote_ref} blocked ({request.id}):")
+    for match in matches:
+        say(f"  - {match.message}" + (f" [{match.path}]" if match.path else ""))
+    if request.status == "denied":
+        say(f"  {request.message}")
+    else:
+        say(
+            f"  a person clears it with: loop-contract checkpoint resolve "
+            f"{request.id} --by NAME   (then push again)"
+        )
+
+
+def _gates_needed(
+    say: Callable[[str], None],
+    root: Path,
+    contract: Contract | None,
+    push: PushSettings,
+    remote_ref: str,
+) -> bool:
+    """Whether this update must meet the contract; says why not when it need not."""
+    branch = _branch(remote_ref)
+    if contract is None or not StateDir.of(root).baseline.exists():
+        say("loop-contract pre-push: gates skipped: no baseline ('loop-contract baseline')")
+        return False
+    if push.gates != "always" and not _protected(remote_ref, push.protected):
+        protected = ", ".join(push.protected) or "none"
+        say(
+            f"loop-contract pre-push: gates not required for {branch} (protected branches: "
+            f"{protected}; 'push: {{gates: always}}' in the contract requires them everywhere)"
+        )
+        return False
+    return True
+
+
+def _run_gates(
+    root: Path,
+    history: History,
+    contract: Contract,
+    local_ref: str,
+    local_sha: str,
+    say: Callable[[str], None],
+) -> bool:
+    """Verify the pushed commit; True when the push must be blocked."""
+    from pytest_loopcontract.verifier.verify import verify
+
+    say(
+        f"loop-contract pre-push: verifying {local_sha[:12]} against the contract "
+        f"{contract.id} (runs the tests)..."
+    )
+    started = time.monotonic()
+    outcome = verify(
+        root,
+        candidate_ref=local_sha,
+        history=history,
+        verdict_path=StateDir.of(root).pre_push_verdict,
+    )
+    verdict = outcome.verdict
+    say(
+        f"loop-contract pre-push: verdict {verdict['verdict']} (exit {verdict['exit_code']}) "
+        f"in {time.monotonic() - started:.1f}s"
+    )
+    # The verifier also asks a person about checkpoint content in the candidate's diff. For a
+    # push that question was just asked above, about every pushed commit (which sees more than
+    # the verifier's net diff), so a request still pending there is not asked a second time
+    # under another id. A denial, and everything else, blocks.
+    reasons = [r for r in verdict["reasons"] if r["code"] != "checkpoint_pending"]
+    if verdict["verdict"] == "pass" or not reasons:
+        return False
+    say(f"loop-contract: push of {local_ref} blocked: the contract is not met")
+    for reason in reasons[:10]:
+        say(f"  - {reason['code']}: {reason['message']}")
+    return True
 
 
 def _not_ancestor(root: Path, older: str, newer: str) -> bool:

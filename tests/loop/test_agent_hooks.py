@@ -60,6 +60,15 @@ def pushable(baselined_repo: Path, tmp_path: Path) -> Path:
     return baselined_repo
 
 
+def set_push(repo: Path, block: str) -> None:
+    """Give the contract a ``push:`` block, commit it on main and adopt it again."""
+    contract = repo / "loopcontract.yml"
+    contract.write_text(contract.read_text("utf-8") + "\n" + block, "utf-8")
+    commit_all(repo, "push settings")
+    result = run_cli(repo, "baseline")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 # --------------------------------------------------------------------------- pre-push: install
 
 
@@ -163,6 +172,22 @@ def test_secret_push_blocked_until_a_person_clears_it(
     cleared = push(repo, "origin", "feature", env={"PATH": "/usr/bin:/bin"})
     assert cleared.returncode == 0, said(cleared)
     assert remote_heads(repo)["feature"] == sha
+    assert "gates not required for feature" in cleared.stderr  # a work-in-progress branch
+
+
+def test_secret_push_with_gates_always_is_verified_once_cleared(
+    pushable: Path, candidates: ModuleType
+) -> None:
+    repo = pushable
+    set_push(repo, "push:\n  gates: always\n")
+    git(repo, "checkout", "-q", "-b", "feature")
+    candidates.honest(repo)
+    add_key(repo)
+    sha = commit_all(repo, "fix slugify, with a deploy key")
+    (cid,) = checkpoint_ids(said(push(repo, "origin", "feature")))
+    resolve(repo, cid, by="alice")
+    cleared = push(repo, "origin", "feature")
+    assert cleared.returncode == 0, said(cleared)
     verdict = json.loads((repo / STATE / "pre-push-verdict.json").read_text("utf-8"))
     assert_valid_verdict(verdict)
     assert verdict["environment"]["commit"] == sha
@@ -170,6 +195,7 @@ def test_secret_push_blocked_until_a_person_clears_it(
 
 def test_push_whose_gates_fail_is_blocked_with_the_verdict_reasons(pushable: Path) -> None:
     repo = pushable
+    set_push(repo, "push:\n  gates: always\n")
     git(repo, "checkout", "-q", "-b", "feature")
     slug = repo / "src/textkit/slug.py"
     slug.write_text(slug.read_text("utf-8") + "\n# transliteration: still to do\n", "utf-8")
@@ -194,6 +220,7 @@ def test_push_of_a_cleared_secret_still_needs_the_gates(
     pushable: Path, candidates: ModuleType
 ) -> None:
     repo = pushable
+    set_push(repo, "push:\n  gates: always\n")
     git(repo, "checkout", "-q", "-b", "feature")
     add_key(repo)  # no fix: the acceptance tests still fail
     commit_all(repo, "a key and no fix")
@@ -489,3 +516,68 @@ def test_pre_commit_hooks_yaml_offers_the_pre_push_and_check_hooks(
 
 
 # --------------------------------------------------------------------------- Claude Code: install
+
+
+# --------------------------------------------------------------------------- pre-push: policy
+
+
+def _not_a_fix(repo: Path) -> str:
+    slug = repo / "src/textkit/slug.py"
+    slug.write_text(slug.read_text("utf-8") + "\n# transliteration: still to do\n", "utf-8")
+    return commit_all(repo, "work in progress")
+
+
+def test_work_in_progress_push_skips_the_gates_and_says_each_phase(pushable: Path) -> None:
+    repo = pushable
+    git(repo, "checkout", "-q", "-b", "wip/unicode")
+    sha = _not_a_fix(repo)  # the contract is not met, and need not be on this branch
+    result = push(repo, "origin", "wip/unicode")
+    assert result.returncode == 0, said(result)
+    assert remote_heads(repo)["wip/unicode"] == sha
+    phases = [line for line in result.stderr.splitlines() if "loop-contract pre-push:" in line]
+    assert phases[0].endswith(
+        "refs/heads/wip/unicode -> refs/heads/wip/unicode: scanning the pushed commits"
+    )
+    assert "gates not required for wip/unicode" in phases[1]
+    assert "main, master, release/*, production" in phases[1]
+    assert phases[-1].endswith("push allowed")
+    assert not (repo / STATE / "pre-push-verdict.json").exists()  # no tests were run
+
+
+def test_push_to_a_configured_protected_branch_needs_a_person_and_the_gates(
+    pushable: Path,
+) -> None:
+    repo = pushable
+    set_push(repo, 'push:\n  protected: [main, "release/*"]\n')
+    git(repo, "checkout", "-q", "-b", "release/1.0")
+    _not_a_fix(repo)
+    first = push(repo, "origin", "release/1.0")
+    assert first.returncode != 0
+    assert "protected branch release/1.0" in said(first)
+    (cid,) = checkpoint_ids(said(first))
+    resolve(repo, cid, by="dana")
+    gated = push(repo, "origin", "release/1.0")
+    assert gated.returncode != 0, said(gated)
+    assert "verifying" in gated.stderr and "(runs the tests)" in gated.stderr
+    assert re.search(r"loop-contract pre-push: verdict fail \(exit 20\) in \d+\.\ds", gated.stderr)
+    assert "the contract is not met" in gated.stderr
+    assert "loop-contract pre-push: push blocked" in gated.stderr.splitlines()
+    assert "release/1.0" not in remote_heads(repo)
+
+    # a branch the contract does not protect is work in progress, even one called production
+    git(repo, "checkout", "-q", "-b", "production")
+    assert push(repo, "origin", "production").returncode == 0
+
+
+def test_force_push_and_deletion_of_a_wip_branch_are_still_checked(
+    pushable: Path,
+) -> None:
+    repo = pushable
+    git(repo, "checkout", "-q", "-b", "wip")
+    _not_a_fix(repo)
+    assert push(repo, "origin", "wip").returncode == 0
+    git(repo, "commit", "-q", "--amend", "-m", "rewritten")
+    forced = push(repo, "--force", "origin", "wip")
+    assert forced.returncode != 0 and "rewrites the history" in said(forced)
+    deleting = push(repo, "origin", "--delete", "wip")
+    assert deleting.returncode != 0 and "deletes remote" in said(deleting)
