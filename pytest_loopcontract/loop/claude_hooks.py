@@ -12,10 +12,11 @@ ends in Claude Code's blocking form:
   the blocking answer, and a watchdog answers "blocked: timed out" before Claude Code's own
   ``timeout`` for the hook would kill it.
 
-Output shapes follow Claude Code's hooks reference (code.claude.com/docs/en/hooks, read
-2026-12): exit 0 with JSON on stdout (``hookSpecificOutput.permissionDecision: "deny"`` +
-``permissionDecisionReason`` for PreToolUse; ``decision: "block"`` + ``reason`` for Stop;
-``systemMessage`` for text shown to the user), or exit 2 with the reason on stderr.
+Output shapes follow Claude Code's hooks reference (code.claude.com/docs/en/hooks, as of
+May 2026, Claude Code 2.1.x): exit 0 with JSON on stdout (``hookSpecificOutput`` with
+``permissionDecision: "deny"`` and ``permissionDecisionReason`` for PreToolUse; ``decision:
+"block"`` and ``reason`` for Stop; ``systemMessage`` for text shown to the user), or exit 2
+with the reason on stderr.
 """
 
 from __future__ import annotations
