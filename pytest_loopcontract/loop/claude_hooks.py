@@ -111,12 +111,14 @@ def _merge(hooks: dict[str, Any], event: str) -> None:
         inner = group.get("hooks") if isinstance(group, dict) else None
         if not isinstance(inner, list):
             continue
-        for i, handler in enumerate(inner):
-            if isinstance(handler, dict) and _ours(handler.get("command"), event):
-                inner[i] = entry
-                if spec.matcher is not None:
-                    group["matcher"] = spec.matcher
-                return
+        mine = [h for h in inner if isinstance(h, dict) and _ours(h.get("command"), event)]
+        if mine and len(mine) == len(inner):  # a group of ours: updated in place
+            inner[:] = [entry]
+            if spec.matcher is not None:
+                group["matcher"] = spec.matcher
+            return
+        if mine:  # ours inside a user's group: their matcher stays theirs, ours moves out
+            inner[:] = [h for h in inner if h not in mine]
     group_spec: dict[str, Any] = {"hooks": [entry]}
     if spec.matcher is not None:
         group_spec = {"matcher": spec.matcher, **group_spec}

@@ -138,6 +138,22 @@ def test_install_merges_into_existing_settings_and_is_idempotent(example_repo: P
     assert json.loads(path.read_text("utf-8")) == merged
 
 
+def test_install_moves_our_entry_out_of_a_users_group(example_repo: Path) -> None:
+    path = example_repo / ".claude" / "settings.json"
+    path.parent.mkdir()
+    old_ours = {"type": "command", "command": "loop-contract hook run claude-pre-tool-use"}
+    audit = {"type": "command", "command": "audit-bash"}
+    path.write_text(
+        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [audit, old_ours]}]}}),
+        "utf-8",
+    )
+    assert _install_claude(example_repo).returncode == 0
+    theirs, ours = json.loads(path.read_text("utf-8"))["hooks"]["PreToolUse"]
+    assert theirs == {"matcher": "Bash", "hooks": [audit]}  # their matcher still covers theirs
+    assert ours["matcher"] == TOOL_MATCHER
+    assert _commands([ours]) == [installed_command(example_repo, "PreToolUse")]
+
+
 @pytest.mark.parametrize("content", ["{not json", "[1, 2]"])
 def test_install_refuses_a_broken_settings_file(example_repo: Path, content: str) -> None:
     path = example_repo / ".claude" / "settings.json"
