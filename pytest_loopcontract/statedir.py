@@ -75,6 +75,12 @@ class StateDir:
         """The pinned baseline: contract, test files, failing tests at the start."""
         return self.folder / "baseline.json"
 
+    @property
+    def harness(self) -> Path:
+        """Digests of the files that govern the agent (hook settings, git hooks), recorded
+        when they are installed or adopted and checked every turn and every verification."""
+        return self.folder / "harness.json"
+
     # -- the loop
 
     @property

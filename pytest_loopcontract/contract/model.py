@@ -27,6 +27,7 @@ __all__ = [
     "HiddenTest",
     "MeasuredGate",
     "Protect",
+    "PushSettings",
     "PytestSettings",
     "TamperAllow",
     "TamperSettings",
@@ -111,6 +112,20 @@ class Boundaries:
     deny: tuple[str, ...] = ()
 
 
+DEFAULT_PROTECTED_BRANCHES: tuple[str, ...] = ("main", "master", "release/*", "production")
+
+
+@dataclass(frozen=True)
+class PushSettings:
+    """``push:``: which branches the pre-push hook treats as protected, and whether the
+    contract's gates run for every push or only for pushes to those (work in progress on a
+    feature branch is not held to "done"). Secrets, force pushes and deletions are checked
+    on every push regardless."""
+
+    protected: tuple[str, ...] = DEFAULT_PROTECTED_BRANCHES
+    gates: str = "protected"  # protected | always
+
+
 @dataclass(frozen=True)
 class Budget:
     iterations: int | None = None
@@ -152,6 +167,7 @@ class Contract:
     budget: Budget = Budget()
     stop_when: Mapping[str, Any] = field(default_factory=dict)
     checkpoints: Mapping[str, Any] = field(default_factory=dict)
+    push: PushSettings = PushSettings()
     pytest: PytestSettings = PytestSettings()
     tamper: TamperSettings = TamperSettings()
     judged: Mapping[str, Any] = field(default_factory=dict)
@@ -285,6 +301,13 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         tokens=budget_raw.get("tokens"),
         usd=budget_raw.get("usd"),
     )
+    push_raw = doc.get("push") or {}
+    push = PushSettings(
+        protected=_strings(push_raw["protected"])
+        if "protected" in push_raw
+        else DEFAULT_PROTECTED_BRANCHES,
+        gates=str(push_raw.get("gates", "protected")),
+    )
     pytest_raw = doc.get("pytest") or {}
     pytest_settings = PytestSettings(
         args=_strings(pytest_raw.get("args")),
@@ -323,6 +346,7 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         budget=budget,
         stop_when=dict(doc.get("stop_when") or {}),
         checkpoints=dict(doc.get("checkpoints") or {}),
+        push=push,
         pytest=pytest_settings,
         tamper=tamper,
         judged=dict(doc.get("judged") or {}),

@@ -46,6 +46,7 @@ from pytest_loopcontract.verdict import (
     VerdictView,
 )
 from pytest_loopcontract.verifier.baseline import load_baseline
+from pytest_loopcontract.verifier.harness import harness_checkpoints
 from pytest_loopcontract.verifier.verify import pinned_contract, verify
 from pytest_loopcontract.verifier.workspace import matches_any
 
@@ -282,6 +283,9 @@ def run_loop(
         caps = Caps(tokens=contract.budget.tokens, usd=contract.budget.usd)
         verdict = _last_verdict(root) if resume else None
         while True:
+            # The guard rails first: a changed hook file waits for a person before any turn.
+            for reason in harness_checkpoints(root, history):
+                say(f"[loop] harness: {reason.message}")
             state = reduce(history.read().records)
             stop = pre_turn_stop(state, contract, now_instant())
             if stop is not None:

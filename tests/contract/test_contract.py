@@ -22,6 +22,7 @@ from pytest_loopcontract.contract.model import (
     HardGate,
     MeasuredGate,
     Protect,
+    PushSettings,
     PytestSettings,
     load_contract,
 )
@@ -197,6 +198,17 @@ def test_minimal_contract_gets_the_defaults(tmp_path: Path) -> None:
     assert contract.seats == ()
 
 
+def test_push_settings_default_and_configured(tmp_path: Path) -> None:
+    assert load_contract(write(tmp_path, HEAD)).push == PushSettings(
+        ("main", "master", "release/*", "production"), "protected"
+    )
+    text = HEAD + 'push:\n  protected: [main, "release/*"]\n  gates: always\n'
+    assert load_contract(write(tmp_path, text)).push == PushSettings(
+        ("main", "release/*"), "always"
+    )
+    assert load_contract(write(tmp_path, HEAD + "push:\n  protected: []\n")).push.protected == ()
+
+
 def test_explicit_hard_gates_replace_the_defaults(tmp_path: Path) -> None:
     text = HEAD + "gates:\n  hard:\n    - id: build\n      kind: command\n      run: [make]\n"
     contract = load_contract(write(tmp_path, text))
@@ -329,7 +341,17 @@ ERRORS = {
         HEAD + "zzz: 1\n",
         "3:1: zzz: unknown key 'zzz'; allowed keys: version, id, goal, mode, dod, gates, protect,"
         " boundaries, constraints, budget, stop_when, tamper, egress, on_item_done, turn_timeout,"
-        " checkpoints, pytest, isolation, judged, bracket, contest, seats, github",
+        " checkpoints, push, pytest, isolation, judged, bracket, contest, seats, github",
+    ),
+    "push gates": (
+        HEAD + "push:\n  gates: sometimes\n",
+        "4:10: push.gates: expected protected (gates only for pushes to protected branches) or"
+        " always, got 'sometimes'",
+    ),
+    "push protected as text": (
+        HEAD + "push:\n  protected: main\n",
+        "4:14: push.protected: expected a list of branch names or globs such as main or"
+        " 'release/*', got the text 'main'",
     ),
     "missing id": ("version: 1\ngoal: x\n", "1:1: id: missing required key 'id'"),
     "unsupported version": (

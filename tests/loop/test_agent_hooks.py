@@ -1,4 +1,4 @@
-"""The git pre-push hook, its pre-commit flavour and the Claude Code hooks, end to end.
+"""The git pre-push hook and its pre-commit flavour, end to end.
 
 Real repositories, a local bare repository as the remote, real ``git push`` runs that execute
 the installed hook, and the real command line in subprocesses (the way git and Claude Code
@@ -12,23 +12,30 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 import yaml
 
 from pytest_loopcontract.loop.agent_hooks import HOOK_MARKER
-from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.loop.state import reduce
+from testing.hooks import (
+    STATE,
+    add_remote,
+    checkpoint_ids,
+    commit_all,
+    install_pre_push,
+    kinds,
+    push,
+    remote_heads,
+    resolve,
+    run_hook,
+    said,
+)
 from testing.repos import (
     EXAMPLE,
-    GIT_ENV,
     ROOT,
-    CLIResult,
     assert_valid_verdict,
     git,
     init_repo,
@@ -37,60 +44,6 @@ from testing.repos import (
 
 # Split so that this file is not itself a secret to a scanner; the pattern is AKIA + 16.
 AWS_KEY = "AKIA" + "QZ7XW3KD5RJ2MB4T"
-CP_ID = re.compile(r"\bcp-[0-9a-f]{10}(?:\.\d+)?")
-STATE = ".loop-contract"
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def push(
-    repo: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """A real ``git push`` (the installed hook runs); not asserted, the caller judges it."""
-    return subprocess.run(
-        ["git", "push", *args],
-        cwd=repo,
-        env={**os.environ, **GIT_ENV, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-def said(proc: subprocess.CompletedProcess[str]) -> str:
-    return proc.stdout + proc.stderr
-
-
-def commit_all(repo: Path, message: str) -> str:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD").strip()
-
-
-def remote_heads(repo: Path) -> dict[str, str]:
-    heads = {}
-    for line in git(repo, "ls-remote", "--heads", "origin").splitlines():
-        sha, ref = line.split()
-        heads[ref.removeprefix("refs/heads/")] = sha
-    return heads
-
-
-def checkpoint_ids(text: str) -> list[str]:
-    return list(dict.fromkeys(CP_ID.findall(text)))
-
-
-def resolve(repo: Path, cid: str, by: str = "alice") -> None:
-    result = run_cli(repo, "checkpoint", "resolve", cid, "--by", by)
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def records(repo: Path) -> list[Any]:
-    return History(repo / STATE).read().records
-
-
-def kinds(repo: Path, kind: str) -> list[Any]:
-    return [r for r in records(repo) if r.kind == kind]
 
 
 def add_key(repo: Path) -> None:
@@ -99,69 +52,21 @@ def add_key(repo: Path) -> None:
     path.write_text(path.read_text("utf-8") + f'\n_DEPLOY_KEY = "{AWS_KEY}"\n', "utf-8")
 
 
-def add_remote(repo: Path, tmp_path: Path) -> Path:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(repo, "remote", "add", "origin", str(remote))
-    git(repo, "push", "-q", "origin", "main")  # the base is on the remote before any hook
-    return remote
-
-
-def install_pre_push(repo: Path) -> Path:
-    result = run_cli(repo, "hook", "install", "pre-push")
-    assert result.returncode == 0, result.stdout + result.stderr
-    hook = Path(git(repo, "rev-parse", "--git-path", "hooks").strip())
-    return (hook if hook.is_absolute() else repo / hook) / "pre-push"
-
-
-def run_hook(
-    cwd: Path, event: str, stdin: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``loop-contract hook run EVENT`` the way git, pre-commit or Claude Code call it."""
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_loopcontract", "hook", "run", event],
-        cwd=cwd,
-        input=stdin,
-        env={**os.environ, **GIT_ENV, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-def payload(cwd: Path, event: str, session: str = "session-1", **extra: Any) -> str:
-    """A hook input as Claude Code documents it."""
-    return json.dumps(
-        {
-            "session_id": session,
-            "transcript_path": str(cwd / "transcript.jsonl"),
-            "cwd": str(cwd),
-            "hook_event_name": event,
-            **extra,
-        }
-    )
-
-
-def bash(cwd: Path, command: str, session: str = "session-1") -> str:
-    return payload(
-        cwd,
-        "PreToolUse",
-        session,
-        tool_name="Bash",
-        tool_input={"command": command, "description": "run it"},
-    )
-
-
-def stop(cwd: Path, session: str = "session-1", active: bool = False) -> str:
-    return payload(cwd, "Stop", session, stop_hook_active=active)
-
-
 @pytest.fixture
 def pushable(baselined_repo: Path, tmp_path: Path) -> Path:
     """A baselined example repository with a bare remote and the pre-push hook installed."""
     add_remote(baselined_repo, tmp_path)
     install_pre_push(baselined_repo)
     return baselined_repo
+
+
+def set_push(repo: Path, block: str) -> None:
+    """Give the contract a ``push:`` block, commit it on main and adopt it again."""
+    contract = repo / "loopcontract.yml"
+    contract.write_text(contract.read_text("utf-8") + "\n" + block, "utf-8")
+    commit_all(repo, "push settings")
+    result = run_cli(repo, "baseline")
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 # --------------------------------------------------------------------------- pre-push: install
@@ -267,6 +172,22 @@ def test_secret_push_blocked_until_a_person_clears_it(
     cleared = push(repo, "origin", "feature", env={"PATH": "/usr/bin:/bin"})
     assert cleared.returncode == 0, said(cleared)
     assert remote_heads(repo)["feature"] == sha
+    assert "gates not required for feature" in cleared.stderr  # a work-in-progress branch
+
+
+def test_secret_push_with_gates_always_is_verified_once_cleared(
+    pushable: Path, candidates: ModuleType
+) -> None:
+    repo = pushable
+    set_push(repo, "push:\n  gates: always\n")
+    git(repo, "checkout", "-q", "-b", "feature")
+    candidates.honest(repo)
+    add_key(repo)
+    sha = commit_all(repo, "fix slugify, with a deploy key")
+    (cid,) = checkpoint_ids(said(push(repo, "origin", "feature")))
+    resolve(repo, cid, by="alice")
+    cleared = push(repo, "origin", "feature")
+    assert cleared.returncode == 0, said(cleared)
     verdict = json.loads((repo / STATE / "pre-push-verdict.json").read_text("utf-8"))
     assert_valid_verdict(verdict)
     assert verdict["environment"]["commit"] == sha
@@ -274,6 +195,7 @@ def test_secret_push_blocked_until_a_person_clears_it(
 
 def test_push_whose_gates_fail_is_blocked_with_the_verdict_reasons(pushable: Path) -> None:
     repo = pushable
+    set_push(repo, "push:\n  gates: always\n")
     git(repo, "checkout", "-q", "-b", "feature")
     slug = repo / "src/textkit/slug.py"
     slug.write_text(slug.read_text("utf-8") + "\n# transliteration: still to do\n", "utf-8")
@@ -298,6 +220,7 @@ def test_push_of_a_cleared_secret_still_needs_the_gates(
     pushable: Path, candidates: ModuleType
 ) -> None:
     repo = pushable
+    set_push(repo, "push:\n  gates: always\n")
     git(repo, "checkout", "-q", "-b", "feature")
     add_key(repo)  # no fix: the acceptance tests still fail
     commit_all(repo, "a key and no fix")
@@ -595,280 +518,66 @@ def test_pre_commit_hooks_yaml_offers_the_pre_push_and_check_hooks(
 # --------------------------------------------------------------------------- Claude Code: install
 
 
-def _install_claude(repo: Path) -> CLIResult:
-    return run_cli(repo, "hook", "install", "claude-code")
+# --------------------------------------------------------------------------- pre-push: policy
 
 
-OUR_PRE = "loop-contract hook run claude-pre-tool-use"
-OUR_STOP = "loop-contract hook run claude-stop"
+def _not_a_fix(repo: Path) -> str:
+    slug = repo / "src/textkit/slug.py"
+    slug.write_text(slug.read_text("utf-8") + "\n# transliteration: still to do\n", "utf-8")
+    return commit_all(repo, "work in progress")
 
 
-def _commands(groups: list[dict[str, Any]]) -> list[str]:
-    return [h["command"] for g in groups for h in g["hooks"]]
-
-
-def test_claude_install_creates_settings(example_repo: Path) -> None:
-    result = _install_claude(example_repo)
-    assert result.returncode == 0, result.stderr
-    settings = json.loads((example_repo / ".claude/settings.json").read_text("utf-8"))
-    assert settings == {
-        "hooks": {
-            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": OUR_PRE}]}],
-            "Stop": [{"hooks": [{"type": "command", "command": OUR_STOP}]}],
-        }
-    }
-
-
-def test_claude_install_merges_into_existing_settings_and_is_idempotent(
-    example_repo: Path,
-) -> None:
-    path = example_repo / ".claude" / "settings.json"
-    path.parent.mkdir()
-    theirs: dict[str, Any] = {
-        "model": "claude-sonnet-4-5",
-        "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},
-        "env": {"FOO": "1"},
-        "hooks": {
-            "PreToolUse": [
-                {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "fmt-check"}]},
-                {
-                    "matcher": "Bash",
-                    "hooks": [{"type": "command", "command": "audit-bash", "timeout": 5}],
-                },
-            ],
-            "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
-            "PostToolUse": [
-                {"matcher": "Write", "hooks": [{"type": "command", "command": "ruff format"}]}
-            ],
-        },
-    }
-    path.write_text(json.dumps(theirs, indent=2), "utf-8")
-
-    result = _install_claude(example_repo)
-    assert result.returncode == 0, result.stderr
-    merged = json.loads(path.read_text("utf-8"))
-    # everything that was there is still there, in place and unchanged
-    for key in ("model", "permissions", "env"):
-        assert merged[key] == theirs[key]
-    assert merged["hooks"]["PostToolUse"] == theirs["hooks"]["PostToolUse"]
-    pre, stop_groups = merged["hooks"]["PreToolUse"], merged["hooks"]["Stop"]
-    assert pre[: len(theirs["hooks"]["PreToolUse"])] == theirs["hooks"]["PreToolUse"]
-    assert stop_groups[:1] == theirs["hooks"]["Stop"]
-    # and ours were added
-    ours = [g for g in pre if OUR_PRE in _commands([g])]
-    assert ours == [{"matcher": "Bash", "hooks": [{"type": "command", "command": OUR_PRE}]}]
-    assert _commands(stop_groups).count(OUR_STOP) == 1
-
-    again = _install_claude(example_repo)
-    assert again.returncode == 0, again.stderr
-    assert json.loads(path.read_text("utf-8")) == merged
-
-
-@pytest.mark.parametrize("content", ["{not json", "[1, 2]"])
-def test_claude_install_refuses_a_broken_settings_file(example_repo: Path, content: str) -> None:
-    path = example_repo / ".claude" / "settings.json"
-    path.parent.mkdir()
-    path.write_text(content, "utf-8")
-    result = _install_claude(example_repo)
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr
-    assert "settings.json" in result.stderr
-    assert "JSON" in result.stderr
-    assert path.read_text("utf-8") == content  # left exactly as it was
-
-
-# --------------------------------------------------------------------------- Claude: PreToolUse
-
-
-def _decision(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    assert result.returncode == 0, result.stderr
-    output: dict[str, Any] = json.loads(result.stdout)["hookSpecificOutput"]
-    return output
-
-
-def test_pre_tool_use_denies_a_force_push_until_cleared_once(baselined_repo: Path) -> None:
-    repo = baselined_repo
-    command = "git push --force origin main"
-
-    denied = _decision(run_hook(repo, "claude-pre-tool-use", bash(repo, command)))
-    assert denied["hookEventName"] == "PreToolUse"
-    assert denied["permissionDecision"] == "deny"
-    reason = denied["permissionDecisionReason"]
-    (cid,) = checkpoint_ids(reason)
-    assert f"checkpoint resolve {cid}" in reason
-    assert "force push" in reason.lower()
-
-    again = _decision(run_hook(repo, "claude-pre-tool-use", bash(repo, command)))
-    assert checkpoint_ids(again["permissionDecisionReason"]) == [cid]  # same pending request
-
-    resolve(repo, cid, by="dave")
-    allowed = run_hook(repo, "claude-pre-tool-use", bash(repo, command))
-    assert allowed.returncode == 0, allowed.stderr
-    assert allowed.stdout == ""  # no deny: Claude Code's own permission rules decide
-
-    # single use: the next identical command needs a new decision
-    next_time = _decision(run_hook(repo, "claude-pre-tool-use", bash(repo, command)))
-    assert next_time["permissionDecision"] == "deny"
-    assert checkpoint_ids(next_time["permissionDecisionReason"]) == [f"{cid}.2"]
-
-
-def test_pre_tool_use_sees_through_shell_wrappers(example_repo: Path) -> None:
-    command = "bash -c 'cd . && git push origin HEAD:main'"
-    denied = _decision(run_hook(example_repo, "claude-pre-tool-use", bash(example_repo, command)))
-    assert denied["permissionDecision"] == "deny"
-    assert checkpoint_ids(denied["permissionDecisionReason"])
-
-
-@pytest.mark.parametrize(
-    "stdin",
-    [
-        "ls -la",  # not JSON at all
-        "[1, 2]",  # JSON, but not an object
-        '"Bash"',
-    ],
-)
-def test_pre_tool_use_rejects_malformed_input_clearly(example_repo: Path, stdin: str) -> None:
-    result = run_hook(example_repo, "claude-pre-tool-use", stdin)
-    assert result.returncode != 0
-    assert result.stdout == ""
-    assert "Traceback" not in result.stderr
-    assert "loop-contract" in result.stderr and "JSON" in result.stderr
-
-
-def test_pre_tool_use_lets_harmless_and_non_bash_calls_through(example_repo: Path) -> None:
-    repo = example_repo
-    for stdin in (
-        bash(repo, "ls"),
-        bash(repo, "python -m pytest -q"),
-        payload(
-            repo,
-            "PreToolUse",
-            tool_name="Write",
-            tool_input={"file_path": "x.sh", "content": "git push --force origin main"},
-        ),
-        payload(repo, "PreToolUse", tool_name="Bash", tool_input="git push --force origin main"),
-        payload(repo, "PreToolUse", tool_name="Bash", tool_input={"description": "no command"}),
-    ):
-        result = run_hook(repo, "claude-pre-tool-use", stdin)
-        assert result.returncode == 0, result.stderr
-        assert result.stdout == "", stdin
-        assert "Traceback" not in result.stderr
-    assert not kinds(repo, "checkpoint_raised")
-
-
-# --------------------------------------------------------------------------- Claude: Stop
-
-
-def test_stop_blocks_with_the_verifiers_reasons_until_the_contract_is_met(
-    baselined_repo: Path, candidates: ModuleType
-) -> None:
-    repo = baselined_repo  # fix mode: the unmodified tree fails its acceptance tests
-
-    blocked = run_hook(repo, "claude-stop", stop(repo))
-    assert blocked.returncode == 0, blocked.stderr
-    decision = json.loads(blocked.stdout)
-    assert decision["decision"] == "block"
-    verdict = json.loads((repo / STATE / "verdict.json").read_text("utf-8"))
-    assert_valid_verdict(verdict)
-    assert verdict["verdict"] == "fail"
-    assert verdict["loop"]["decision"] == "continue"
-    for reason in verdict["reasons"]:
-        assert f"{reason['code']}: {reason['message']}" in decision["reason"]
-    assert "hard_gate_failed" in decision["reason"]
-
-    candidates.honest(repo)
-    met = run_hook(repo, "claude-stop", stop(repo, active=True))
-    assert met.returncode == 0, met.stderr
-    assert met.stdout == ""  # no block: Claude may stop
-
-    iterations = kinds(repo, "iteration")
-    assert [r.data["n"] for r in iterations] == [1, 2]
-    assert [r.data["verdict"] for r in iterations] == ["fail", "pass"]
-    state = reduce(records(repo))
-    assert state["loop"]["status"] == "done"
-    assert state["loop"]["command"] == ["claude-code", "session-1"]
-
-    # once done, further stops of that session are not verified again
-    later = run_hook(repo, "claude-stop", stop(repo))
-    assert later.stdout == ""
-    assert len(kinds(repo, "iteration")) == 2
-
-
-def test_stop_respects_the_iteration_cap(example_repo: Path) -> None:
-    repo = example_repo
-    contract = repo / "loopcontract.yml"
-    text = contract.read_text("utf-8")
-    assert "iterations: 5" in text
-    contract.write_text(text.replace("iterations: 5", "iterations: 2"), "utf-8")
-    commit_all(repo, "cap at two iterations")
-    assert run_cli(repo, "baseline").returncode == 0
-
-    first = run_hook(repo, "claude-stop", stop(repo))
-    assert json.loads(first.stdout)["decision"] == "block"
-    # the second stop is the second (and last) iteration: the cap ends the loop there, so
-    # Claude is not sent back for a third round of work
-    second = run_hook(repo, "claude-stop", stop(repo, active=True))
-    assert second.returncode == 0, second.stderr
-    assert second.stdout == ""
-    third = run_hook(repo, "claude-stop", stop(repo, active=True))
-    assert third.returncode == 0 and third.stdout == ""
-
-    assert [r.data["n"] for r in kinds(repo, "iteration")] == [1, 2]
-    (stopped,) = kinds(repo, "stop")
-    assert stopped.data["reason"] == "iteration_cap"
-    assert stopped.data["exit_code"] == 23
-    assert reduce(records(repo))["loop"]["status"] == "stopped"
-
-
-def test_stop_in_a_new_session_starts_a_new_run(baselined_repo: Path) -> None:
-    repo = baselined_repo
-    assert json.loads(run_hook(repo, "claude-stop", stop(repo, "a")).stdout)["decision"] == "block"
-    assert json.loads(run_hook(repo, "claude-stop", stop(repo, "b")).stdout)["decision"] == "block"
-    started = kinds(repo, "loop_started")
-    assert [r.data["command"] for r in started] == [["claude-code", "a"], ["claude-code", "b"]]
-
-
-def test_stop_without_a_baseline_does_nothing(example_repo: Path) -> None:
-    result = run_hook(example_repo, "claude-stop", stop(example_repo))
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == ""
-    assert not (example_repo / STATE).exists()
-
-
-def test_stop_hook_inside_a_governed_loop_leaves_the_loop_in_charge(
-    baselined_repo: Path, tmp_path: Path
-) -> None:
-    """``loop-contract loop -- claude …`` with the hooks installed: the Stop hook fires inside
-    each agent turn. The governed loop verifies after the turn and owns the history; the hook
-    must neither start a run of its own (that would reset the loop's counters) nor block."""
-    repo = baselined_repo
-    log = tmp_path / "hook-calls.jsonl"
-    agent = tmp_path / "agent.py"
-    agent.write_text(
-        "import json, os, subprocess, sys\n"
-        "sys.stdin.read()\n"
-        "payload = {'session_id': 'inside', 'transcript_path': '/dev/null', 'cwd': os.getcwd(),"
-        " 'hook_event_name': 'Stop', 'stop_hook_active': False}\n"
-        "proc = subprocess.run([sys.executable, '-m', 'pytest_loopcontract', 'hook', 'run',"
-        " 'claude-stop'], input=json.dumps(payload), capture_output=True, text=True)\n"
-        f"with open({str(log)!r}, 'a') as fh:\n"
-        "    fh.write(json.dumps({'rc': proc.returncode, 'out': proc.stdout}) + '\\n')\n",
-        "utf-8",
+def test_work_in_progress_push_skips_the_gates_and_says_each_phase(pushable: Path) -> None:
+    repo = pushable
+    git(repo, "checkout", "-q", "-b", "wip/unicode")
+    sha = _not_a_fix(repo)  # the contract is not met, and need not be on this branch
+    result = push(repo, "origin", "wip/unicode")
+    assert result.returncode == 0, said(result)
+    assert remote_heads(repo)["wip/unicode"] == sha
+    phases = [line for line in result.stderr.splitlines() if "loop-contract pre-push:" in line]
+    assert phases[0].endswith(
+        "refs/heads/wip/unicode -> refs/heads/wip/unicode: scanning the pushed commits"
     )
-    result = run_cli(repo, "loop", "--", sys.executable, str(agent))
-    assert result.returncode == 22, result.stdout + result.stderr  # no progress, 3 in a row
-
-    calls = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
-    assert len(calls) == 3
-    assert all(c == {"rc": 0, "out": ""} for c in calls), calls
-    assert len(kinds(repo, "loop_started")) == 1
-    assert [r.data["n"] for r in kinds(repo, "iteration")] == [1, 2, 3]
-    (stopped,) = kinds(repo, "stop")
-    assert stopped.data["reason"] == "no_progress"
+    assert "gates not required for wip/unicode" in phases[1]
+    assert "main, master, release/*, production" in phases[1]
+    assert phases[-1].endswith("push allowed")
+    assert not (repo / STATE / "pre-push-verdict.json").exists()  # no tests were run
 
 
-def test_hook_run_outside_a_repository_fails_clearly(tmp_path: Path) -> None:
-    result = run_hook(tmp_path, "claude-stop", stop(tmp_path))
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr
-    assert "git" in result.stderr
+def test_push_to_a_configured_protected_branch_needs_a_person_and_the_gates(
+    pushable: Path,
+) -> None:
+    repo = pushable
+    set_push(repo, 'push:\n  protected: [main, "release/*"]\n')
+    git(repo, "checkout", "-q", "-b", "release/1.0")
+    _not_a_fix(repo)
+    first = push(repo, "origin", "release/1.0")
+    assert first.returncode != 0
+    assert "protected branch release/1.0" in said(first)
+    (cid,) = checkpoint_ids(said(first))
+    resolve(repo, cid, by="dana")
+    gated = push(repo, "origin", "release/1.0")
+    assert gated.returncode != 0, said(gated)
+    assert "verifying" in gated.stderr and "(runs the tests)" in gated.stderr
+    assert re.search(r"loop-contract pre-push: verdict fail \(exit 20\) in \d+\.\ds", gated.stderr)
+    assert "the contract is not met" in gated.stderr
+    assert "loop-contract pre-push: push blocked" in gated.stderr.splitlines()
+    assert "release/1.0" not in remote_heads(repo)
+
+    # a branch the contract does not protect is work in progress, even one called production
+    git(repo, "checkout", "-q", "-b", "production")
+    assert push(repo, "origin", "production").returncode == 0
+
+
+def test_force_push_and_deletion_of_a_wip_branch_are_still_checked(
+    pushable: Path,
+) -> None:
+    repo = pushable
+    git(repo, "checkout", "-q", "-b", "wip")
+    _not_a_fix(repo)
+    assert push(repo, "origin", "wip").returncode == 0
+    git(repo, "commit", "-q", "--amend", "-m", "rewritten")
+    forced = push(repo, "--force", "origin", "wip")
+    assert forced.returncode != 0 and "rewrites the history" in said(forced)
+    deleting = push(repo, "origin", "--delete", "wip")
+    assert deleting.returncode != 0 and "deletes remote" in said(deleting)

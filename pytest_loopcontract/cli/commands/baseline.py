@@ -7,6 +7,7 @@ from pathlib import Path
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import contract_in_repo
 from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.verifier import harness
 from pytest_loopcontract.verifier.baseline import (
     BaselineRecord,
     BaselineRefused,
@@ -28,6 +29,8 @@ def baseline(
             raise
         print_json({"ok": False, "reason": str(exc)})
         return exc.exit_code
+    # Adopting a contract adopts the harness as it is now: its files' digests are recorded.
+    harness.record(root, by="loop-contract baseline")
     if as_json:
         print_json(_summary(record, StateDir.of(root).baseline))
     else:

@@ -7,33 +7,48 @@ from collections.abc import Sequence
 
 from pytest_loopcontract.cli.repo import repo_root
 from pytest_loopcontract.errors import CommandError, LoopContractError
-from pytest_loopcontract.loop import agent_hooks
+from pytest_loopcontract.loop import agent_hooks, claude_hooks
 
 __all__ = ["EXIT_HOOK_BROKEN", "install", "run"]
 
-# Exit 1, never 2, when a hook cannot run: for Claude Code, 2 means "block", and a broken setup
-# must not trap the agent; for git, any non-zero still refuses the push.
+# A git hook that cannot run exits 1: any non-zero refuses the push. Claude Code's hooks never
+# exit 1 (Claude Code would go ahead): every failure there is exit 2, see claude_hooks.
 EXIT_HOOK_BROKEN = 1
 
 
 def install(target: str) -> int:
     """Install the ``pre-push`` git hook or the ``claude-code`` settings entries."""
     root = repo_root()
+    notes: list[str] = []
     try:
         if target == "pre-push":
             path = agent_hooks.install_pre_push(root)
         else:
-            path = agent_hooks.install_claude_code(root)
+            path, notes = claude_hooks.install_claude_code(root)
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from None
     print(f"installed {target} hook: {path}")
+    for note in notes:
+        print(f"  {note}")
+    print("  its digest is recorded; a later change to it waits for a person (checkpoint)")
     return 0
 
 
 def run(target: str, rest: Sequence[str]) -> int:
     """Run one hook event (what the installed hooks call), reading the event from stdin."""
-    root = repo_root()
     stdin_text = "" if sys.stdin.isatty() else sys.stdin.read()
+    if target in claude_hooks.EVENTS:
+        try:
+            root = repo_root()
+        except LoopContractError as exc:
+            answer = claude_hooks.HookAnswer(
+                2, stderr=f"loop-contract: {exc}; blocked (the hook fails closed)\n"
+            )
+        else:
+            answer = claude_hooks.run_claude_hook(target, root, stdin_text)
+        claude_hooks.emit(answer)
+        return answer.exit_code
+    root = repo_root()
     try:
         return agent_hooks.run_hook(target, root, stdin_text, list(rest))
     except LoopContractError as exc:
