@@ -28,6 +28,7 @@ from pytest_loopcontract.verdict import Finding, Reason, VerdictView
 from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
 from pytest_loopcontract.verifier.candidate import Candidate, read_candidate
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
+from pytest_loopcontract.verifier.harness import harness_checkpoints
 from pytest_loopcontract.verifier.hidden import (
     HiddenFile,
     load_for_verify,
@@ -229,6 +230,8 @@ def _while_preparing(session: _Session, scratch: Path, history: History | None) 
             session.candidate.patch,
             reward.evidence,
         )
+        # the files that govern the agent (hooks, settings): drifted ones wait for a person
+        gathered.checkpoints += harness_checkpoints(session.root, history)
         prepared.result()
     return gathered
 

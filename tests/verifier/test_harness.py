@@ -171,3 +171,20 @@ def test_the_loop_stops_before_a_turn_when_the_agent_removed_a_hook(
     resumed = run_cli(repo, "loop", "--resume")
     assert resumed.returncode in (22, 23), resumed.stdout + resumed.stderr
     assert turns.read_text("utf-8").count("turn") >= 2
+
+
+def test_verify_waits_for_a_person_when_a_governing_file_drifted(example_repo: Path) -> None:
+    """The verifier checks the harness at every run: a pre-push hook the agent disabled
+    (exec bit off: git skips it silently) turns the verdict into a checkpoint naming it."""
+    repo = example_repo
+    _install(repo, "pre-push")
+    assert run_cli(repo, "baseline").returncode == 0
+    before = run_cli(repo, "verify", "--json")
+    assert not any("harness file" in r["message"] for r in before.json()["reasons"])
+    hook = repo / ".git" / "hooks" / "pre-push"
+    hook.chmod(hook.stat().st_mode & ~0o111)
+    after = run_cli(repo, "verify", "--json")
+    assert after.returncode == 24, after.stdout
+    (reason,) = [r for r in after.json()["reasons"] if "harness file" in r["message"]]
+    assert reason["code"] == "checkpoint_pending"
+    assert ".git/hooks/pre-push was changed" in reason["message"]
