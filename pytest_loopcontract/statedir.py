@@ -76,6 +76,12 @@ class StateDir:
         return self.folder / "baseline.json"
 
     @property
+    def bytecode(self) -> Path:
+        """pytest's rewritten bytecode of the referee's test files, kept from the baseline run
+        (see :mod:`verifier.bytecode`)."""
+        return self.folder / "bytecode"
+
+    @property
     def harness(self) -> Path:
         """Digests of the files that govern the agent (hook settings, git hooks), recorded
         when they are installed or adopted and checked every turn and every verification."""

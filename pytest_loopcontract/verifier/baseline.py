@@ -220,6 +220,7 @@ def _run_base(
     hidden: Sequence[HiddenFile],
 ) -> _BaseRuns:
     """Run the base commit's suite in a scratch checkout, removed afterwards."""
+    from pytest_loopcontract.verifier.bytecode import keep
     from pytest_loopcontract.verifier.runner import run_pytest  # the launcher's machinery
 
     contract = base.contract
@@ -234,6 +235,7 @@ def _run_base(
             testenv=setup.testenv,
             confinement=setup.confinement,
             egress=contract.egress_allow,
+            write_bytecode=True,  # the reference run's rewritten tests are kept (bytecode.py)
         )
 
     scratch = make_scratch("loopcontract-baseline-")
@@ -248,6 +250,7 @@ def _run_base(
         again = run([*contract.pytest.args, "--collect-only", "-q"])
         # pytest.stability_runs: the same run again, to find pass-to-pass tests that flake.
         repeats = repeat_runs(lambda: run(contract.pytest.args), contract.pytest.stability_runs)
+        keep(scratch, StateDir.of(root).bytecode)
     finally:
         remove_tree(scratch)
     return _BaseRuns(first, again, repeats)

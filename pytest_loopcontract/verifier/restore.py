@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pytest_loopcontract.verdict import Finding
 from pytest_loopcontract.verifier.baseline import BaselineRecord
+from pytest_loopcontract.verifier.bytecode import planted
 from pytest_loopcontract.verifier.hidden import real_folders
 from pytest_loopcontract.verifier.workspace import (
     TreeEntry,
@@ -22,7 +23,7 @@ from pytest_loopcontract.verifier.workspace import (
     sha256_bytes,
 )
 
-__all__ = ["planted_bytecode", "referee_changes", "referee_digests", "restore_pins"]
+__all__ = ["referee_changes", "referee_digests", "restore_pins"]
 
 
 def restore_pins(
@@ -64,7 +65,7 @@ def restore_pins(
 def referee_digests(scratch: Path, paths: Iterable[str]) -> dict[str, str]:
     """The SHA-256 of each of the referee's regular files as the run is about to see them."""
     digests = {}
-    for rel in paths:
+    for rel in [*paths, *planted(scratch, paths)]:  # with the launcher's own bytecode copies
         path = scratch / rel
         if path.is_file() and not path.is_symlink():
             digests[rel] = sha256_bytes(path.read_bytes())
@@ -74,12 +75,12 @@ def referee_digests(scratch: Path, paths: Iterable[str]) -> dict[str, str]:
 def referee_changes(scratch: Path, before: Mapping[str, str]) -> list[Finding]:
     """``referee_changed_during_run``: a pinned file whose bytes differ after the run from
     what the run started with, or a cached ``.pyc`` planted for one (see
-    :func:`planted_bytecode`). The sandbox makes those read-only, so this catches what
+    :func:`bytecode.planted`). The sandbox makes those read-only, so this catches what
     process isolation cannot prevent: candidate code that, once imported, rewrites a test not
     collected yet or the golden file a test reads after calling it."""
     after = referee_digests(scratch, before)
     changed = sorted(rel for rel, digest in before.items() if after.get(rel) != digest)
-    changed += planted_bytecode(scratch, before)
+    changed += [rel for rel in planted(scratch, before) if rel not in before]
     if not changed:
         return []
     shown = ", ".join(changed[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
@@ -91,24 +92,3 @@ def referee_changes(scratch: Path, before: Mapping[str, str]) -> list[Finding]:
             path=changed[0],
         )
     ]
-
-
-def planted_bytecode(scratch: Path, frozen: Iterable[str]) -> list[str]:
-    """Cached bytecode beside a pinned Python file after the run (relative paths). The run
-    writes none (``PYTHONDONTWRITEBYTECODE``) and the tree starts without any, so one that is
-    there was written by code under test: Python and pytest would have run it in place of the
-    pinned source."""
-    found = []
-    for rel in frozen:
-        if not rel.endswith(".py"):
-            continue
-        cache = scratch / rel
-        cache = cache.parent / "__pycache__"
-        stem = Path(rel).name[:-3] + "."
-        if cache.is_dir() and not cache.is_symlink():
-            found += [
-                f"{Path(rel).parent / '__pycache__' / e.name}"
-                for e in sorted(cache.iterdir())
-                if e.name.startswith(stem)
-            ]
-    return found

@@ -29,7 +29,6 @@ from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.sandbox import (
     PROCESS,
-    SANDBOX,
     Confinement,
     choose_confinement,
     extra_writable,
@@ -93,20 +92,29 @@ class PytestRun:
     leftovers: tuple[dict[str, Any], ...] = ()
 
 
-def clean_env(autoload: bool, base: Mapping[str, str] | None = None) -> dict[str, str]:
+def clean_env(
+    autoload: bool, base: Mapping[str, str] | None = None, *, write_bytecode: bool = False
+) -> dict[str, str]:
     env = {k: v for k, v in (base or os.environ).items() if k not in _DROPPED_ENV}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if write_bytecode:  # the baseline run only: see verifier/bytecode.py
+        del env["PYTHONDONTWRITEBYTECODE"]
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return env
 
 
 def child_env(
-    autoload: bool, testenv: TestEnv | None, tree: Path, first: Sequence[Path] = ()
+    autoload: bool,
+    testenv: TestEnv | None,
+    tree: Path,
+    first: Sequence[Path] = (),
+    *,
+    write_bytecode: bool = False,
 ) -> dict[str, str]:
     """The test process's environment: cleaned, ``PYTHONPATH`` only from the contract (and the
     verifier's injected folder), the contract's variables on top."""
-    env = clean_env(autoload)
+    env = clean_env(autoload, write_bytecode=write_bytecode)
     env.pop("PYTHONPATH", None)
     env["PYTHONNOUSERSITE"] = "1"
     if testenv is not None:
@@ -179,18 +187,6 @@ def _pytest_argv(
     ]
 
 
-def seal_bytecode(tree: Path, frozen: Sequence[str]) -> list[str]:
-    """An empty ``__pycache__`` beside every frozen Python file (relative paths), for the
-    sandbox to bind read-only: Python and pytest read a cached ``.pyc`` before the source, and
-    pytest's checks only the source's hash, which code under test can compute, so a forged
-    one planted for a test file not collected yet would run instead of the pinned file."""
-    parents = {Path(rel).parent for rel in frozen if rel.endswith(".py")}
-    folders = sorted(str(p / "__pycache__") for p in parents if (tree / p).is_dir())
-    for rel in folders:
-        (tree / rel).mkdir(exist_ok=True)
-    return folders
-
-
 @contextlib.contextmanager
 def _args_file(path: Path, args: Sequence[str]) -> Iterator[int | None]:
     """An open descriptor on ``args`` for bwrap's ``--args`` (NUL-separated; thousands of
@@ -234,6 +230,7 @@ def run_pytest(
     confinement: Confinement | None = None,
     egress: Sequence[str] | None = None,
     frozen: Sequence[str] = (),
+    write_bytecode: bool = False,
 ) -> PytestRun:
     """Run the suite in ``workdir`` under the reaper, confined; nothing it started survives
     this call. Results and output land in a private temp folder. In the sandbox the
@@ -248,7 +245,7 @@ def run_pytest(
         settings.write_text(
             json.dumps({"raw": str(raw), "nonce": nonce, "egress": egress}), "utf-8"
         )
-        env = child_env(autoload, testenv, workdir, [injected])
+        env = child_env(autoload, testenv, workdir, [injected], write_bytecode=write_bytecode)
         env[CONFIG_ENV] = str(settings)
         if confined.aliases:
             env["LOOP_CONTRACT_ROOT_ALIASES"] = os.pathsep.join(map(str, confined.aliases))
@@ -262,8 +259,7 @@ def run_pytest(
         )
         reaper = [python, "-I", "-S", str(injected / INNER_NAME / "reaper.py"), str(report), "--"]
         writable = [private, *([coverage_data.parent] if coverage_data else [])]
-        sealed = [*frozen, *seal_bytecode(workdir, frozen)] if confined.mode == SANDBOX else []
-        binds = _args_file(private / "frozen.args", confined.frozen_binds(workdir, sealed))
+        binds = _args_file(private / "frozen.args", confined.frozen_binds(workdir, frozen))
         with binds as fd, output.open("wb") as out:
             command = confined.command(
                 [*reaper, *argv], tree=workdir, writable=writable, args_fd=fd

@@ -26,6 +26,7 @@ from pytest_loopcontract.loop.progress import diff_hash, progress_key
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason, VerdictView
 from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
+from pytest_loopcontract.verifier.bytecode import seal, sealed_folders
 from pytest_loopcontract.verifier.candidate import Candidate, read_candidate
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
 from pytest_loopcontract.verifier.harness import harness_checkpoints
@@ -148,10 +149,15 @@ class _Session:
         return list(self.baseline.protected_globs)
 
     @property
-    def frozen(self) -> list[str]:
-        """The referee's files, read-only in every sandboxed run of candidate code."""
+    def referee(self) -> list[str]:
+        """The referee's files: pins, included files, hidden tests."""
         paths = [*self.baseline.pins, *included_pins(self.baseline), *(h.to for h in self.hidden)]
         return list(dict.fromkeys(paths))
+
+    @property
+    def frozen(self) -> list[str]:
+        """Read-only in every sandboxed run: the referee's files and their ``__pycache__``."""
+        return [*self.referee, *sealed_folders(self.referee)]
 
     def prepare(self, dest: Path) -> None:
         """Build a scratch copy of the candidate with the referee restored and hidden tests in."""
@@ -160,6 +166,7 @@ class _Session:
         restore_pins(self.root, dest, self.baseline, self.candidate.files, self.globs)
         write_pinned(self.root, dest, included_pins(self.baseline))
         write_hidden(dest, self.hidden)
+        seal(dest, self.referee, StateDir.of(self.root).bytecode)
 
     def rerun(self, dest: Path, nodeids: Sequence[str], timeout: float) -> PytestRun:
         """Run ``nodeids`` again in ``dest``, confined like the first run, with a fresh nonce."""
