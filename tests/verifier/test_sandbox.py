@@ -187,12 +187,13 @@ def _look(out):
     seen["home_secret"] = os.path.exists(os.path.join(home, "secret-token"))
     seen["state"] = os.path.exists({state!r})
     seen["repo_git"] = os.path.exists({git!r})
-    try:
-        with open({repo_file!r}, "a") as fh:
-            fh.write("x")
-        seen["repo_writable"] = True
-    except OSError:
-        seen["repo_writable"] = False
+    for key, path in (("repo_writable", {repo_new!r}), ("contract_writable", {repo_file!r})):
+        try:
+            with open(path, "a") as fh:
+                fh.write("x")
+            seen[key] = True
+        except OSError:
+            seen[key] = False
     sock = socket.socket()
     sock.settimeout(2)
     try:
@@ -235,6 +236,7 @@ def test_the_sandbox_hides_home_state_and_network(
             state=str(repo / ".loop-contract" / "baseline.json"),
             git=str(repo / ".git"),
             repo_file=str(repo / "loopcontract.yml"),
+            repo_new=str(repo / "scribble.txt"),
             out=str(out),
         )
     )
@@ -244,6 +246,8 @@ def test_the_sandbox_hides_home_state_and_network(
     assert seen["state"] is False
     assert seen["repo_git"] is False  # the repository's path shows the scratch copy only
     assert seen["repo_writable"] is True  # ... which is the candidate's own, thrown away
+    assert seen["contract_writable"] is False  # ... except the referee's files (pinned)
+    assert not (repo / "scribble.txt").exists()
     assert "connected" not in seen["network"]
     assert (repo / "loopcontract.yml").read_text("utf-8") == text  # the real one is intact
     assert verdict["isolation"] == "sandbox"
