@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.loop.control import barrier_summary
+from pytest_loopcontract.loop.records import Instant
 
 __all__ = ["bar", "render_status", "status_document"]
 
@@ -25,7 +28,14 @@ def status_document(
     state: Mapping[str, Any],
     verdict: Mapping[str, Any] | None,
     elapsed_minutes: float,
+    now: Instant | None = None,
 ) -> dict[str, Any]:
+    """The status as data: what ``status --json``, the terminal view and the live page show.
+
+    ``now`` places the barriers' deadlines (without it, the time the document is built).
+    """
+    now = now or Instant(time.time())
+    control = state.get("control") or {}
     verdict_items = {d["id"]: d["status"] for d in (verdict or {}).get("dod", [])}
     items = [
         {
@@ -67,6 +77,11 @@ def status_document(
         },
         "checkpoints_pending": pending,
         "last_verdict": last,
+        "parked": {
+            "paused": control.get("paused"),
+            "clear_requested": control.get("clear_requested"),
+            "barriers": barrier_summary(state, now),
+        },
     }
 
 
@@ -97,6 +112,13 @@ def render_status(doc: Mapping[str, Any]) -> list[str]:
         lines.append(f"  {key:<10} {bar(float(entry['used']), entry['cap'])}")
     if doc["budget"]["tripped"]:
         lines.append(f"  tripped: {', '.join(map(str, doc['budget']['tripped']))}")
+    parked = doc.get("parked") or {}
+    if parked.get("paused"):
+        paused = parked["paused"]
+        why = f": {paused['reason']}" if paused.get("reason") else ""
+        lines.append(f"paused by {paused.get('by')}{why} ('loop-contract resume' goes on)")
+    for barrier in parked.get("barriers") or []:
+        lines.append(f"parked {barrier['text']} ('loop-contract unwait {barrier['id']}')")
     pending = doc["checkpoints_pending"]
     lines.append(f"checkpoints pending: {len(pending)}")
     lines.extend(f"  {cp['id']}: {cp['message']}" for cp in pending)
