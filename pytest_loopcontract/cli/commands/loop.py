@@ -31,4 +31,10 @@ def loop(
         resume=resume,
         turn_timeout=turn_timeout,
         poll=DEFAULT_POLL if poll is None else poll,
+        say=_say,
     )
+
+
+def _say(line: str) -> None:
+    """One progress line, flushed: a loop is watched live (``| tee``, a log file, a test)."""
+    print(line, flush=True)
