@@ -10,7 +10,7 @@ from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.loop.control import barrier_summary
 from pytest_loopcontract.loop.records import Instant
 
-__all__ = ["bar", "render_status", "status_document"]
+__all__ = ["bar", "failing_gates", "render_status", "status_document"]
 
 
 def bar(used: float, cap: float | None, width: int = 20) -> str:
@@ -48,7 +48,10 @@ def status_document(
     ]
     spent = state["budget"]["spent"]
     pending = [
-        {k: cp.get(k) for k in ("id", "kind", "subject", "message", "pattern_id")}
+        {
+            **{k: cp.get(k) for k in ("id", "kind", "subject", "message", "pattern_id")},
+            "resolve": f"loop-contract checkpoint resolve {cp.get('id')} --by NAME [--deny]",
+        }
         for cp in state["checkpoints"].values()
         if cp.get("status") == "pending"
     ]
@@ -60,6 +63,7 @@ def status_document(
             "trust": verdict.get("trust"),
             "reasons": verdict.get("reasons", []),
             "finished": verdict.get("timing", {}).get("finished"),
+            "failing_gates": failing_gates(verdict),
         }
     return {
         "contract": {"id": contract.id, "goal": contract.goal, "mode": contract.mode},
@@ -83,6 +87,24 @@ def status_document(
             "barriers": barrier_summary(state, now),
         },
     }
+
+
+def failing_gates(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The hard and measured gates of a verdict that did not pass, with what was observed."""
+    gates = verdict.get("gates") or {}
+    out = []
+    for kind in ("hard", "measured"):
+        for gate in gates.get(kind) or []:
+            if not isinstance(gate, Mapping) or gate.get("status") in ("pass", "not_measurable"):
+                continue
+            entry = {"id": gate.get("id"), "kind": kind, "status": gate.get("status")}
+            if kind == "measured":
+                entry["detail"] = (
+                    f"{gate.get('metric')} {gate.get('observed')} "
+                    f"{gate.get('op')} {gate.get('threshold')}"
+                )
+            out.append(entry)
+    return out
 
 
 def render_status(doc: Mapping[str, Any]) -> list[str]:
