@@ -49,9 +49,7 @@ def chromium() -> str:
 def busy_history(repo: Path) -> History:
     """A loop three iterations in, over its dollar cap, waiting on a person and parked."""
     history = History(repo / STATE)
-    history.append(
-        "loop_started", {"command": ["agent"], "budget": {"iterations": 4, "usd": 1.0}}
-    )
+    history.append("loop_started", {"command": ["agent"], "budget": {"iterations": 4, "usd": 1.0}})
     for n in (1, 2, 3):
         history.append("iteration", {"n": n, "verdict": "fail", "exit_code": 20})
     history.append("spend", {"tokens": 50000, "usd": 1.2, "seat": "agent"})
@@ -120,7 +118,9 @@ def served(repo: Path) -> Iterator[Served]:
     server.stop()
 
 
-def get(url: str, method: str = "GET", host: str | None = None) -> tuple[int, dict[str, str], bytes]:
+def get(
+    url: str, method: str = "GET", host: str | None = None
+) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(url, method=method)
     if host is not None:
         request.add_header("Host", host)
@@ -209,7 +209,7 @@ def test_chromium_draws_the_banner_and_the_bars(
     assert "acceptance" in dom and "coverage 71.5 &gt;= 90" in dom
     assert "Parked w1: waiting for process 1 to exit - the build" in dom
     # the hostile message is text: escaped in the DOM, no element made from it
-    assert "&lt;img src=x onerror=\"alert(1)\"&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in dom
+    assert '&lt;img src=x onerror="alert(1)"&gt;&lt;script&gt;alert(2)&lt;/script&gt;' in dom
     assert "<img" not in dom and "alert(2)</script>" not in dom
 
 
