@@ -148,9 +148,7 @@ def scan_command(
     ctx = ScanContext(ws, home if home is not None else _home(), tuple(protected_branches))
     matches: list[Match] = []
     seen: set[tuple[str, str]] = set()
-    if git_aliases is None:
-        git_aliases = repo_git_aliases(ws)
-    for cmd in parse_command(command, git_aliases):
+    for cmd in _commands(command, ws, git_aliases):
         plain, hinted = plan.by_program.get(cmd.program, plan.universal)
         chosen: Iterable[Pattern] = plain
         if hinted:
@@ -171,6 +169,21 @@ def scan_command(
             if pattern.id not in found and pattern.regex and pattern.regex.search(text):
                 matches.append(_to_match(pattern, "command", Hit(text)))
     return matches
+
+
+def _commands(
+    command: str | Sequence[str], ws: str | None, git_aliases: Mapping[str, str] | None
+) -> list[Command]:
+    """The normalised commands; the repository's git aliases are asked for only when git runs
+    (a command line without git cannot reach an alias, and most do not run git)."""
+    if git_aliases is not None:
+        return parse_command(command, git_aliases)
+    commands = parse_command(command)
+    if any(c.program == "git" for c in commands):
+        aliases = repo_git_aliases(ws)
+        if aliases:
+            return parse_command(command, aliases)
+    return commands
 
 
 def _command_hits(pattern: Pattern, cmd: Command, ctx: ScanContext) -> Iterable[Hit]:

@@ -168,6 +168,8 @@ def _reaches_push(value: str) -> bool:
 def git_alias_push(cmd: Command, ctx: ScanContext) -> tuple[Hit, ...]:
     """Defining a git alias that pushes (``git config alias.x push``, ``git -c alias.x=…``):
     a later ``git x`` would push under another name."""
+    if "config" not in cmd.argv and "-c" not in cmd.argv:
+        return ()
     definitions = [git_config_alias(cmd.argv)]
     _, inline = git_globals(cmd.argv)
     definitions += list(inline.items())

@@ -273,6 +273,8 @@ _CONFIG_KEEP = word_set("--add --replace-all --global --system --local --worktre
 def git_config_alias(argv: Sequence[str]) -> tuple[str, str] | None:
     """(name, value) of an alias that ``git config [set] [options] alias.NAME VALUE`` defines;
     None for any other git command (reads, ``--unset``, ``--get``)."""
+    if "config" not in argv:  # the common case, answered without reading the options
+        return None
     i, _ = git_globals(argv)
     if i >= len(argv) or argv[i] != "config":
         return None
