@@ -28,14 +28,13 @@ from pytest_loopcontract.loop.budget import (
     start_instant,
     time_budget_exceeded,
 )
-from pytest_loopcontract.loop.control import turn_gate
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.lock import LoopLock
 from pytest_loopcontract.loop.progress import stalled
 from pytest_loopcontract.loop.prompt import build_prompt, substitute
 from pytest_loopcontract.loop.records import Instant
 from pytest_loopcontract.loop.state import reduce
-from pytest_loopcontract.loop.wait import check_barriers
+from pytest_loopcontract.loop.wait import Parking
 from pytest_loopcontract.processes import kill_group, spawn
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import (
@@ -290,19 +289,21 @@ def run_loop(
         timeout = turn_timeout or contract.turn_timeout
         caps = Caps(tokens=contract.budget.tokens, usd=contract.budget.usd)
         verdict = _last_verdict(root) if resume else None
-        parked = _Parking(root, history, say, poll)
+        parked = Parking(root, history, say, poll)
         while True:
             state = reduce(history.read().records)
             stop = pre_turn_stop(state, contract, now_instant())
             if stop is None:
                 try:
-                    stop = parked.stop_or_wait(state)
+                    action, message = parked.step(state)
                 except KeyboardInterrupt:
                     history.append("interrupted", {"phase": "parked"})
                     say("[loop] interrupted; 'loop-contract loop --resume' continues")
                     return 130
-                if stop is _WAITING:
+                if action == "wait":
                     continue
+                if action == "stop":
+                    stop = Stop("cleared", EXIT_NOT_MET, "stop", message)
             if stop is not None:
                 return _finish(history, stop, say)
             iteration = int(state["loop"].get("iteration") or 0) + 1
@@ -355,41 +356,6 @@ def run_loop(
                 return 130
             if stop is not None:
                 return _finish(history, stop, say)
-
-
-_WAITING = Stop("parked", EXIT_NOT_MET, "continue", "parked")
-
-
-class _Parking:
-    """The loop's side of :func:`turn_gate`: record what cleared, say what it waits for once,
-    sleep a poll."""
-
-    def __init__(
-        self, root: Path, history: History, say: Callable[[str], None], poll: float
-    ) -> None:
-        self.root, self.history, self.say, self.poll = root, history, say, max(0.05, poll)
-        self.last_message = ""
-
-    def stop_or_wait(self, state: Mapping[str, Any]) -> Stop | None:
-        """None: a turn may start; ``_WAITING``: parked, look again; else the stop."""
-        gate = turn_gate(state, now_instant())
-        if gate.action == "stop":
-            return Stop("cleared", EXIT_NOT_MET, "stop", gate.message)
-        cleared = check_barriers(self.history, gate, self.root)
-        for line in cleared:
-            self.say(f"[loop] barrier over: {line}")
-        if cleared:
-            return _WAITING  # read the history again: the gate may have opened
-        if gate.action == "go":
-            if self.last_message:
-                self.say("[loop] unparked; the next turn starts")
-            self.last_message = ""
-            return None
-        if gate.message != self.last_message:
-            self.say(f"[loop] {gate.message}")
-            self.last_message = gate.message
-        time.sleep(self.poll)
-        return _WAITING
 
 
 def loop_started_record(contract: Contract, command: list[str]) -> dict[str, Any]:

@@ -47,24 +47,8 @@ def status_document(
         for item in contract.dod
     ]
     spent = state["budget"]["spent"]
-    pending = [
-        {
-            **{k: cp.get(k) for k in ("id", "kind", "subject", "message", "pattern_id")},
-            "resolve": f"loop-contract checkpoint resolve {cp.get('id')} --by NAME [--deny]",
-        }
-        for cp in state["checkpoints"].values()
-        if cp.get("status") == "pending"
-    ]
-    last = None
-    if verdict is not None:
-        last = {
-            "verdict": verdict.get("verdict"),
-            "exit_code": verdict.get("exit_code"),
-            "trust": verdict.get("trust"),
-            "reasons": verdict.get("reasons", []),
-            "finished": verdict.get("timing", {}).get("finished"),
-            "failing_gates": failing_gates(verdict),
-        }
+    pending = _pending(state)
+    last = _last(verdict)
     return {
         "contract": {"id": contract.id, "goal": contract.goal, "mode": contract.mode},
         "loop": dict(state["loop"]),
@@ -86,6 +70,32 @@ def status_document(
             "clear_requested": control.get("clear_requested"),
             "barriers": barrier_summary(state, now),
         },
+    }
+
+
+def _pending(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The checkpoints waiting for a person, each with the command that resolves it."""
+    return [
+        {
+            **{k: cp.get(k) for k in ("id", "kind", "subject", "message", "pattern_id")},
+            "resolve": f"loop-contract checkpoint resolve {cp.get('id')} --by NAME [--deny]",
+        }
+        for cp in state["checkpoints"].values()
+        if cp.get("status") == "pending"
+    ]
+
+
+def _last(verdict: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What the status shows of the last verdict."""
+    if verdict is None:
+        return None
+    return {
+        "verdict": verdict.get("verdict"),
+        "exit_code": verdict.get("exit_code"),
+        "trust": verdict.get("trust"),
+        "reasons": verdict.get("reasons", []),
+        "finished": verdict.get("timing", {}).get("finished"),
+        "failing_gates": failing_gates(verdict),
     }
 
 

@@ -19,17 +19,20 @@ import getpass
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.errors import CommandError
-from pytest_loopcontract.loop.control import Gate, describe_barrier
+from pytest_loopcontract.loop.budget import now_instant
+from pytest_loopcontract.loop.control import Gate, describe_barrier, turn_gate
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.processes import kill_group, spawn
 
 __all__ = [
     "PROBE_TIMEOUT",
+    "Parking",
     "check_barriers",
     "clear_loop",
     "drop_barriers",
@@ -198,3 +201,36 @@ def check_barriers(history: History, gate: Gate, cwd: Path) -> list[str]:
             history.append("barrier_cleared", {"id": barrier.get("id"), "why": why})
             said.append(f"{describe_barrier(barrier)}: {why}")
     return said
+
+
+class Parking:
+    """The loop's side of :func:`turn_gate`: record what cleared, say once what it waits for,
+    sleep one poll. :meth:`step` answers ``("go", "")``, ``("wait", message)`` (look again)
+    or ``("stop", why)`` (a person cleared the loop)."""
+
+    def __init__(
+        self, root: Path, history: History, say: Callable[[str], None], poll: float
+    ) -> None:
+        self.root, self.history, self.say, self.poll = root, history, say, max(0.05, poll)
+        self.last_message = ""
+
+    def step(self, state: Mapping[str, Any]) -> tuple[str, str]:
+        """One look at the gate (see the class notes)."""
+        gate = turn_gate(state, now_instant())
+        if gate.action == "stop":
+            return "stop", gate.message
+        cleared = check_barriers(self.history, gate, self.root)
+        for line in cleared:
+            self.say(f"[loop] barrier over: {line}")
+        if cleared:
+            return "wait", "re-read"  # the history changed: the gate may have opened
+        if gate.action == "go":
+            if self.last_message:
+                self.say("[loop] unparked; the next turn starts")
+            self.last_message = ""
+            return "go", ""
+        if gate.message != self.last_message:
+            self.say(f"[loop] {gate.message}")
+            self.last_message = gate.message
+        time.sleep(self.poll)
+        return "wait", gate.message
