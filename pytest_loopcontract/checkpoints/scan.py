@@ -12,7 +12,9 @@ rules most commands out before any matcher runs.
 (the default) it also runs the command patterns over added lines of files that execute as
 shell (see :mod:`pytest_loopcontract.checkpoints.scripts`), so a candidate cannot smuggle
 ``curl | sh`` into CI. The only outside facts read are the user's home directory (a default
-for ``home``) and the current directory (to make ``workspace`` absolute).
+for ``home``), the current directory (to make ``workspace`` absolute) and the git aliases the
+workspace's configuration defines (so ``git ship`` after ``git config alias.ship push`` in an
+earlier call is read as a push).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_loopcontract.checkpoints.diff import parse_diff
+from pytest_loopcontract.checkpoints.gitconfig import repo_git_aliases
 from pytest_loopcontract.checkpoints.model import (
     DEFAULT_PROTECTED_BRANCHES,
     Command,
@@ -131,18 +134,21 @@ def scan_command(
     workspace: Path | str | None = None,
     protected_branches: Sequence[str] = DEFAULT_PROTECTED_BRANCHES,
     home: str | None = None,
+    git_aliases: Mapping[str, str] | None = None,
 ) -> list[Match]:
     """Checkpoint matches for a command the agent is about to run (text or argument vector).
 
     ``workspace`` anchors relative paths for ``rm`` (None: the command runs in an unnamed
     workspace and every absolute path is outside it); ``home`` defaults to the user's home.
+    ``git_aliases`` are the aliases ``git x`` may mean; None asks the workspace's git
+    configuration (see :mod:`pytest_loopcontract.checkpoints.gitconfig`).
     """
     plan = _plan_for(patterns)
     ws = os.path.normpath(os.path.abspath(workspace)) if workspace is not None else None
     ctx = ScanContext(ws, home if home is not None else _home(), tuple(protected_branches))
     matches: list[Match] = []
     seen: set[tuple[str, str]] = set()
-    for cmd in parse_command(command):
+    for cmd in _commands(command, ws, git_aliases):
         plain, hinted = plan.by_program.get(cmd.program, plan.universal)
         chosen: Iterable[Pattern] = plain
         if hinted:
@@ -163,6 +169,21 @@ def scan_command(
             if pattern.id not in found and pattern.regex and pattern.regex.search(text):
                 matches.append(_to_match(pattern, "command", Hit(text)))
     return matches
+
+
+def _commands(
+    command: str | Sequence[str], ws: str | None, git_aliases: Mapping[str, str] | None
+) -> list[Command]:
+    """The normalised commands; the repository's git aliases are asked for only when git runs
+    (a command line without git cannot reach an alias, and most do not run git)."""
+    if git_aliases is not None:
+        return parse_command(command, git_aliases)
+    commands = parse_command(command)
+    if any(c.program == "git" for c in commands):
+        aliases = repo_git_aliases(ws)
+        if aliases:
+            return parse_command(command, aliases)
+    return commands
 
 
 def _command_hits(pattern: Pattern, cmd: Command, ctx: ScanContext) -> Iterable[Hit]:
@@ -218,6 +239,6 @@ def scan_diff(diff_text: str, patterns: Sequence[Pattern], *, scripts: bool = Tr
             command = script_command(flavour, text)
             if command is None:
                 continue
-            for m in scan_command(command, command_patterns):
+            for m in scan_command(command, command_patterns, git_aliases={}):
                 matches.append(dataclasses.replace(m, path=f.path, line=lineno))
     return matches

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pytest_loopcontract.checkpoints.matchers.deletion import rm_outside
+from pytest_loopcontract.checkpoints.matchers.devices import DEVICE_HINTS, block_device
+from pytest_loopcontract.checkpoints.matchers.exfil import NETWORK_CLIENTS, exfiltration
 from pytest_loopcontract.checkpoints.matchers.files import (
     FILE_HINTS,
     credential_file,
@@ -20,9 +22,19 @@ from pytest_loopcontract.checkpoints.matchers.files import (
     env_path,
 )
 from pytest_loopcontract.checkpoints.matchers.git import (
+    git_alias_push,
     git_force_push,
     git_push,
     git_push_protected,
+)
+from pytest_loopcontract.checkpoints.matchers.infra import (
+    CLOUD_CLIS,
+    IAC_TOOLS,
+    KUBE_TOOLS,
+    cloud_delete,
+    gh_delete,
+    infra_destroy,
+    kube_delete,
 )
 from pytest_loopcontract.checkpoints.matchers.network import (
     PAYMENT_HINTS,
@@ -86,6 +98,13 @@ DEFAULTS: tuple[Pattern, ...] = (
         "Protected branches reach everyone; only a person may push or merge into them.",
         git_push_protected,
         ["git", "gh"],
+    ),
+    _command(
+        "git-alias-push",
+        "A git alias that pushes hides a push behind another name; a person decides "
+        "whether it should exist.",
+        git_alias_push,
+        ["git"],
     ),
     _command(
         "publish-npm",
@@ -169,6 +188,48 @@ DEFAULTS: tuple[Pattern, ...] = (
         "Elevated privileges reach outside the sandbox the agent was given.",
         sudo,
         ELEVATORS,
+    ),
+    _command(
+        "infra-destroy",
+        "Destroying declared infrastructure deletes real servers, databases and networks; "
+        "a person must approve it.",
+        infra_destroy,
+        IAC_TOOLS,
+    ),
+    _command(
+        "kube-delete",
+        "Deleting Kubernetes resources or Helm releases takes running services down; "
+        "a person must approve it.",
+        kube_delete,
+        KUBE_TOOLS,
+    ),
+    _command(
+        "cloud-delete",
+        "A cloud CLI's delete, rm or terminate verb destroys resources and data in a real "
+        "account; a person must approve it.",
+        cloud_delete,
+        CLOUD_CLIS,
+    ),
+    _command(
+        "gh-delete",
+        "Deleting a GitHub repository, or calling the GitHub API with DELETE, removes "
+        "shared work; a person must approve it.",
+        gh_delete,
+        ["gh"],
+    ),
+    _command(
+        "block-device",
+        "Writing to a disk device, formatting or wiping one destroys everything on it.",
+        block_device,
+        None,
+        DEVICE_HINTS,
+    ),
+    _command(
+        "exfiltration",
+        "The environment and credential files hold secrets; sending them to a network "
+        "client leaks them beyond recall.",
+        exfiltration,
+        NETWORK_CLIENTS,
     ),
     Pattern(
         "secret-in-diff",

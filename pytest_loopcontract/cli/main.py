@@ -61,7 +61,7 @@ def _run_verify(a: Namespace) -> int:
 def _run_loop(a: Namespace) -> int:
     from pytest_loopcontract.cli.commands.loop import loop
 
-    return loop(a.agent or [], resume=a.resume, turn_timeout=a.turn_timeout)
+    return loop(a.agent or [], resume=a.resume, turn_timeout=a.turn_timeout, poll=a.poll)
 
 
 def _run_spend(a: Namespace) -> int:
@@ -83,6 +83,10 @@ def _run_checkpoint(a: Namespace) -> int:
 def _run_status(a: Namespace) -> int:
     from pytest_loopcontract.cli.commands.status import status
 
+    if a.serve:
+        from pytest_loopcontract.cli.commands.status_serve import serve
+
+        return serve(host=a.host, port=a.port)
     return status(as_json=a.json)
 
 
@@ -99,9 +103,45 @@ def _run_done(a: Namespace) -> int:
 
 
 def _run_amend(a: Namespace) -> int:
-    from pytest_loopcontract.cli.commands.amend import amend
+    from pytest_loopcontract.cli.commands import amend
 
-    return amend(a.contract, text=a.add, tests=a.tests or [], by=a.by or "")
+    if a.list:
+        return amend.list_amendments(as_json=a.json)
+    if a.remove is not None:
+        return amend.remove(a.contract, a.remove, by=a.by or "")
+    return amend.amend(a.contract, text=a.add, tests=a.tests or [], by=a.by or "")
+
+
+def _run_wait(a: Namespace) -> int:
+    from pytest_loopcontract.cli.commands.wait import wait
+
+    return wait(
+        pid=a.pid, seconds=a.seconds, until_exit=a.until_exit, reason=a.reason, as_json=a.json
+    )
+
+
+def _run_unwait(a: Namespace) -> int:
+    from pytest_loopcontract.cli.commands.unwait import unwait
+
+    return unwait(a.id, by=a.by)
+
+
+def _run_pause(a: Namespace) -> int:
+    from pytest_loopcontract.cli.commands.pause import pause
+
+    return pause(by=a.by, reason=a.reason)
+
+
+def _run_resume(a: Namespace) -> int:
+    from pytest_loopcontract.cli.commands.resume import resume
+
+    return resume(by=a.by)
+
+
+def _run_clear(a: Namespace) -> int:
+    from pytest_loopcontract.cli.commands.clear import clear
+
+    return clear(by=a.by, reason=a.reason)
 
 
 def _run_hook(a: Namespace) -> int:
@@ -182,6 +222,11 @@ _COMMANDS: dict[str, Callable[[Namespace], int]] = {
     "next": _run_next,
     "done": _run_done,
     "amend": _run_amend,
+    "wait": _run_wait,
+    "unwait": _run_unwait,
+    "pause": _run_pause,
+    "resume": _run_resume,
+    "clear": _run_clear,
     "hook": _run_hook,
     "ledger": _run_ledger,
     "cert": _run_cert,

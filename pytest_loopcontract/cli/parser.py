@@ -108,6 +108,12 @@ def _loop(sub: SubParsers) -> None:
     p.add_argument("--resume", action="store_true", help="continue the recorded loop")
     p.add_argument("--turn-timeout", type=float, help="seconds per agent turn")
     p.add_argument(
+        "--poll",
+        type=float,
+        metavar="S",
+        help="while parked or paused, look again every S seconds (default 2)",
+    )
+    p.add_argument(
         "agent",
         nargs=argparse.REMAINDER,
         help="-- AGENT ARGS... ({prompt} / {prompt_file} placeholders, else stdin)",
@@ -141,7 +147,57 @@ def _checkpoint(sub: SubParsers) -> None:
 
 
 def _status(sub: SubParsers) -> None:
-    _command(sub, "status", "goal, items, iterations, budgets, pending checkpoints, last verdict")
+    p = _command(
+        sub, "status", "goal, items, iterations, budgets, pending checkpoints, last verdict"
+    )
+    p.add_argument(
+        "--serve", action="store_true", help="serve a live, read-only page and /status.json"
+    )
+    p.add_argument("--port", type=int, default=8765, help="port for --serve (default 8765)")
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address for --serve (default 127.0.0.1: this machine)"
+    )
+
+
+def _wait(sub: SubParsers) -> None:
+    p = _command(sub, "wait", "park the loop on background work: no turn until it is over")
+    p.add_argument("--pid", type=int, metavar="N", help="until process N exits")
+    p.add_argument(
+        "--seconds",
+        type=float,
+        metavar="S",
+        help="for S seconds (with --pid, --until-exit: at most)",
+    )
+    p.add_argument("--reason", metavar="TEXT", help="why (shown by status and the loop)")
+    p.add_argument(
+        "--until-exit",
+        nargs=argparse.REMAINDER,
+        metavar="CMD",
+        help="until CMD... exits 0 (checked between turns; give it last)",
+    )
+
+
+def _unwait(sub: SubParsers) -> None:
+    p = _command(sub, "unwait", "drop a barrier (all of them without an id)")
+    p.add_argument("id", nargs="?", help="barrier id (wN), as 'status' shows it")
+    p.add_argument("--by", metavar="NAME", help="who (default: the login name)")
+
+
+def _pause(sub: SubParsers) -> None:
+    p = _command(sub, "pause", "no new agent turn until 'resume' (takes effect between turns)")
+    p.add_argument("--by", metavar="NAME", help="who (default: the login name)")
+    p.add_argument("--reason", metavar="TEXT")
+
+
+def _resume(sub: SubParsers) -> None:
+    p = _command(sub, "resume", "lift a pause ('loop --resume' restarts a stopped loop)")
+    p.add_argument("--by", metavar="NAME", help="who (default: the login name)")
+
+
+def _clear(sub: SubParsers) -> None:
+    p = _command(sub, "clear", "end the loop before its next turn; drops barriers and a pause")
+    p.add_argument("--by", metavar="NAME", help="who (default: the login name)")
+    p.add_argument("--reason", metavar="TEXT")
 
 
 def _next(sub: SubParsers) -> None:
@@ -156,10 +212,17 @@ def _done(sub: SubParsers) -> None:
 
 
 def _amend(sub: SubParsers) -> None:
-    p = _command(sub, "amend", "a person adds a DoD criterion mid-loop (re-pins the contract)")
-    p.add_argument("--add", required=True, metavar="TEXT")
+    p = _command(
+        sub, "amend", "a person adds, lists or removes DoD criteria mid-loop (re-pins the contract)"
+    )
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--add", metavar="TEXT", help="add a criterion (with --tests, --by)")
+    which.add_argument("--list", action="store_true", help="the amendments, numbered")
+    which.add_argument(
+        "--remove", type=int, metavar="N", help="remove amendment N (as --list numbers it)"
+    )
     p.add_argument("--tests", nargs="*", metavar="SELECTOR", default=[])
-    p.add_argument("--by", required=True, metavar="NAME")
+    p.add_argument("--by", metavar="NAME", help="who amends (required for --add and --remove)")
 
 
 def _ledger(sub: SubParsers) -> None:
@@ -246,6 +309,11 @@ _SUB_COMMANDS: tuple[Callable[[SubParsers], None], ...] = (
     _next,
     _done,
     _amend,
+    _wait,
+    _unwait,
+    _pause,
+    _resume,
+    _clear,
     _ledger,
     _cert,
     _contest,

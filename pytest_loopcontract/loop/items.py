@@ -26,7 +26,14 @@ from pytest_loopcontract.verdict import VerdictView
 from pytest_loopcontract.verifier.baseline import load_baseline
 from pytest_loopcontract.verifier.workspace import Pin, git, sha256_bytes
 
-__all__ = ["ItemError", "amend", "claim_next", "mark_done"]
+__all__ = [
+    "ItemError",
+    "amend",
+    "claim_next",
+    "mark_done",
+    "pinned_contract_bytes",
+    "repin_contract",
+]
 
 
 class ItemError(LoopContractError):
@@ -94,17 +101,7 @@ def amend(root: Path, contract_relpath: str, *, text: str, tests: list[str], by:
         raise ItemError("an amendment is made by a named person: pass --by NAME")
     if not text.strip():
         raise ItemError('the new criterion needs text: --add "TEXT"')
-    baseline = load_baseline(root)
-    if baseline.contract_path != contract_relpath:
-        raise ItemError(f"the adopted contract is {baseline.contract_path}, not {contract_relpath}")
-    path = root / contract_relpath
-    current = path.read_bytes()
-    pin = baseline.pins[contract_relpath]
-    if sha256_bytes(current) != pin.sha256:
-        raise ItemError(
-            f"{contract_relpath} differs from its pin; restore it before amending "
-            "(any change other than an amendment is tampering)"
-        )
+    current = pinned_contract_bytes(root, contract_relpath)
     contract = parse_contract(current, Path(contract_relpath))
     existing = {i.id for i in contract.dod}
     item_id = slugify(text) or "item"
@@ -120,23 +117,50 @@ def amend(root: Path, contract_relpath: str, *, text: str, tests: list[str], by:
     new_text = _append_dod_item(current.decode("utf-8"), block, bool(contract.dod))
     data = new_text.encode("utf-8")
     parse_contract(data, Path(contract_relpath))  # an amendment must itself be valid
-    path.write_bytes(data)
+    repin_contract(
+        root,
+        contract_relpath,
+        data,
+        "amend",
+        {"item": item_id, "text": text.strip(), "tests": tests, "by": by.strip()},
+    )
+    return item_id
+
+
+def pinned_contract_bytes(root: Path, contract_relpath: str) -> bytes:
+    """The adopted contract's bytes, refused when they differ from the pin (any edit other
+    than an amendment is tampering, and must not be folded into one)."""
+    baseline = load_baseline(root)
+    if baseline.contract_path != contract_relpath:
+        raise ItemError(f"the adopted contract is {baseline.contract_path}, not {contract_relpath}")
+    current = (root / contract_relpath).read_bytes()
+    if sha256_bytes(current) != baseline.pins[contract_relpath].sha256:
+        raise ItemError(
+            f"{contract_relpath} differs from its pin; restore it before amending "
+            "(any change other than an amendment is tampering)"
+        )
+    return current
+
+
+def repin_contract(
+    root: Path, contract_relpath: str, data: bytes, kind: str, record: dict[str, Any]
+) -> None:
+    """Write the amended contract, re-pin it in the baseline, record ``kind`` in the history
+    (``amend`` or ``amend_removed``) with the new digest."""
+    baseline = load_baseline(root)
+    pin = baseline.pins[contract_relpath]
+    (root / contract_relpath).write_bytes(data)
     blob = git(root, "hash-object", "-w", "--", contract_relpath).decode().strip()
     baseline.pins[contract_relpath] = Pin(sha256=sha256_bytes(data), blob=blob, mode=pin.mode)
     baseline.contract_sha256 = sha256_bytes(data)
-    baseline.extra.setdefault("amendments", []).append({"item": item_id, "by": by.strip()})
+    note = {"item": record.get("item"), "by": record.get("by")}
+    if kind != "amend":
+        note["removed"] = True
+    baseline.extra.setdefault("amendments", []).append(note)
     write_json_atomic(StateDir.of(root).baseline, baseline.to_json())
     History(StateDir.of(root).folder).append(
-        "amend",
-        {
-            "item": item_id,
-            "text": text.strip(),
-            "tests": tests,
-            "by": by.strip(),
-            "contract_sha256": baseline.contract_sha256,
-        },
+        kind, {**record, "contract_sha256": baseline.contract_sha256}
     )
-    return item_id
 
 
 _DOD_KEY = re.compile(r"dod:[ \t]*(?P<empty>\[[ \t]*\])?[ \t]*(?:#.*)?$")

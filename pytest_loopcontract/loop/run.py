@@ -34,6 +34,7 @@ from pytest_loopcontract.loop.progress import stalled
 from pytest_loopcontract.loop.prompt import build_prompt, substitute
 from pytest_loopcontract.loop.records import Instant
 from pytest_loopcontract.loop.state import reduce
+from pytest_loopcontract.loop.wait import Parking
 from pytest_loopcontract.processes import kill_group, spawn
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import (
@@ -42,6 +43,7 @@ from pytest_loopcontract.verdict import (
     EXIT_ITERATION_CAP,
     EXIT_MET,
     EXIT_NO_PROGRESS,
+    EXIT_NOT_MET,
     EXIT_TAMPER,
     VerdictView,
 )
@@ -53,6 +55,7 @@ from pytest_loopcontract.verifier.workspace import matches_any
 __all__ = ["AgentTurn", "LoopError", "Stop", "post_turn_stop", "pre_turn_stop", "run_loop"]
 
 EXIT_AGENT = 2
+DEFAULT_POLL = 2.0  # seconds between looks while parked or paused
 OUTPUT_KEEP = 1 << 20
 
 
@@ -244,8 +247,13 @@ def run_loop(
     turn_timeout: float | None = None,
     say: Callable[[str], None] = print,
     lessons: str = "",
+    poll: float = DEFAULT_POLL,
 ) -> int:
-    """Run the governed loop in ``root``; returns the exit code of the stop."""
+    """Run the governed loop in ``root``; returns the exit code of the stop.
+
+    Between turns it parks (no turn, no spend) while a barrier stands or a person paused it,
+    checking again every ``poll`` seconds (see :mod:`pytest_loopcontract.loop.control`).
+    """
     state_dir = StateDir.of(root).folder
     history = History(state_dir)
     lock_command = " ".join(command) if command else "loop --resume"
@@ -282,12 +290,24 @@ def run_loop(
         timeout = turn_timeout or contract.turn_timeout
         caps = Caps(tokens=contract.budget.tokens, usd=contract.budget.usd)
         verdict = _last_verdict(root) if resume else None
+        parked = Parking(root, history, say, poll)
         while True:
             # The guard rails first: a changed hook file waits for a person before any turn.
             for reason in harness_checkpoints(root, history):
                 say(f"[loop] harness: {reason.message}")
             state = reduce(history.read().records)
             stop = pre_turn_stop(state, contract, now_instant())
+            if stop is None:
+                try:
+                    action, message = parked.step(state)
+                except KeyboardInterrupt:
+                    history.append("interrupted", {"phase": "parked"})
+                    say("[loop] interrupted; 'loop-contract loop --resume' continues")
+                    return 130
+                if action == "wait":
+                    continue
+                if action == "stop":
+                    stop = Stop("cleared", EXIT_NOT_MET, "stop", message)
             if stop is not None:
                 return _finish(history, stop, say)
             iteration = int(state["loop"].get("iteration") or 0) + 1

@@ -64,6 +64,8 @@ def initial_state() -> dict[str, Any]:
             "tripped": [],
         },
         "checkpoints": {},
+        "barriers": {},
+        "control": {"paused": None, "clear_requested": None},
         "items": {},
         "last_verdict": None,
         "progress_keys": [],
@@ -199,6 +201,7 @@ class Reducer:
         contract = state["contract"]
         contract["id"] = data.get("contract_id")
         contract["sha256"] = data.get("contract_sha256")
+        state["control"] = {**state["control"], "clear_requested": None}
         self._base_status = "running"
 
     def _iteration(self, record: Record, data: Mapping[str, Any]) -> None:
@@ -284,6 +287,17 @@ class Reducer:
         if data.get("contract_sha256"):
             contract["sha256"] = data["contract_sha256"]
 
+    def _amend_removed(self, record: Record, data: Mapping[str, Any]) -> None:
+        contract = self._state["contract"]
+        n = data.get("n")
+        amendments: list[dict[str, Any]] = contract["amendments"]
+        if type(n) is not int or not 1 <= n <= len(amendments):
+            self._note(record, f"amend_removed names no amendment ({n!r})")
+            return
+        amendments[n - 1] = {**amendments[n - 1], "removed_by": data.get("by")}
+        if data.get("contract_sha256"):
+            contract["sha256"] = data["contract_sha256"]
+
     def _stop(self, record: Record, data: Mapping[str, Any]) -> None:
         loop = self._state["loop"]
         exit_code = data.get("exit_code")
@@ -300,7 +314,43 @@ class Reducer:
         loop = self._state["loop"]
         loop["stop_reason"] = None
         loop["exit_code"] = None
+        self._state["control"] = {**self._state["control"], "clear_requested": None}
         self._base_status = "running"
+
+    # -- parking and the control plane (see loop/control.py for what they mean to a turn)
+
+    def _barrier_set(self, record: Record, data: Mapping[str, Any]) -> None:
+        bid = str(data.get("id") or f"w{record.seq}")
+        self._state["barriers"] = {
+            **self._state["barriers"],
+            bid: {
+                **data,
+                "id": bid,
+                "seq": record.seq,
+                "set": {"ts": record.ts, "mono": record.mono, "boot": record.boot},
+            },
+        }
+
+    def _barrier_cleared(self, record: Record, data: Mapping[str, Any]) -> None:
+        gone = data.get("id")
+        barriers = self._state["barriers"]
+        if gone == "*":
+            self._state["barriers"] = {}
+        elif gone in barriers:
+            self._state["barriers"] = {k: v for k, v in barriers.items() if k != gone}
+
+    def _paused(self, record: Record, data: Mapping[str, Any]) -> None:
+        paused = {"by": data.get("by"), "reason": data.get("reason"), "seq": record.seq}
+        self._state["control"] = {**self._state["control"], "paused": paused}
+
+    def _unpaused(self, record: Record, data: Mapping[str, Any]) -> None:
+        self._state["control"] = {**self._state["control"], "paused": None}
+
+    def _cleared(self, record: Record, data: Mapping[str, Any]) -> None:
+        """``clear``: the loop ends at the next turn boundary; barriers and a pause go too."""
+        request = {"by": data.get("by"), "reason": data.get("reason"), "seq": record.seq}
+        self._state["control"] = {"paused": None, "clear_requested": request}
+        self._state["barriers"] = {}
 
     def _torn_set_aside(self, record: Record, data: Mapping[str, Any]) -> None:
         self._state["repairs"].append(
@@ -323,8 +373,14 @@ _HANDLERS: dict[str, Callable[[Reducer, Record, Mapping[str, Any]], None]] = {
     "item_claimed": Reducer._item_claimed,
     "item_done": Reducer._item_done,
     "amend": Reducer._amend,
+    "amend_removed": Reducer._amend_removed,
     "stop": Reducer._stop,
     "resumed": Reducer._resumed,
+    "barrier_set": Reducer._barrier_set,
+    "barrier_cleared": Reducer._barrier_cleared,
+    "paused": Reducer._paused,
+    "unpaused": Reducer._unpaused,
+    "cleared": Reducer._cleared,
     TORN_EVENT: Reducer._torn_set_aside,
 }
 

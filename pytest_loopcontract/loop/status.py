@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.loop.control import barrier_summary
+from pytest_loopcontract.loop.records import Instant
 
-__all__ = ["bar", "render_status", "status_document"]
+__all__ = ["bar", "failing_gates", "render_status", "status_document"]
 
 
 def bar(used: float, cap: float | None, width: int = 20) -> str:
@@ -25,7 +28,14 @@ def status_document(
     state: Mapping[str, Any],
     verdict: Mapping[str, Any] | None,
     elapsed_minutes: float,
+    now: Instant | None = None,
 ) -> dict[str, Any]:
+    """The status as data: what ``status --json``, the terminal view and the live page show.
+
+    ``now`` places the barriers' deadlines (without it, the time the document is built).
+    """
+    now = now or Instant(time.time())
+    control = state.get("control") or {}
     verdict_items = {d["id"]: d["status"] for d in (verdict or {}).get("dod", [])}
     items = [
         {
@@ -37,20 +47,8 @@ def status_document(
         for item in contract.dod
     ]
     spent = state["budget"]["spent"]
-    pending = [
-        {k: cp.get(k) for k in ("id", "kind", "subject", "message", "pattern_id")}
-        for cp in state["checkpoints"].values()
-        if cp.get("status") == "pending"
-    ]
-    last = None
-    if verdict is not None:
-        last = {
-            "verdict": verdict.get("verdict"),
-            "exit_code": verdict.get("exit_code"),
-            "trust": verdict.get("trust"),
-            "reasons": verdict.get("reasons", []),
-            "finished": verdict.get("timing", {}).get("finished"),
-        }
+    pending = _pending(state)
+    last = _last(verdict)
     return {
         "contract": {"id": contract.id, "goal": contract.goal, "mode": contract.mode},
         "loop": dict(state["loop"]),
@@ -67,7 +65,56 @@ def status_document(
         },
         "checkpoints_pending": pending,
         "last_verdict": last,
+        "parked": {
+            "paused": control.get("paused"),
+            "clear_requested": control.get("clear_requested"),
+            "barriers": barrier_summary(state, now),
+        },
     }
+
+
+def _pending(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The checkpoints waiting for a person, each with the command that resolves it."""
+    return [
+        {
+            **{k: cp.get(k) for k in ("id", "kind", "subject", "message", "pattern_id")},
+            "resolve": f"loop-contract checkpoint resolve {cp.get('id')} --by NAME [--deny]",
+        }
+        for cp in state["checkpoints"].values()
+        if cp.get("status") == "pending"
+    ]
+
+
+def _last(verdict: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What the status shows of the last verdict."""
+    if verdict is None:
+        return None
+    return {
+        "verdict": verdict.get("verdict"),
+        "exit_code": verdict.get("exit_code"),
+        "trust": verdict.get("trust"),
+        "reasons": verdict.get("reasons", []),
+        "finished": verdict.get("timing", {}).get("finished"),
+        "failing_gates": failing_gates(verdict),
+    }
+
+
+def failing_gates(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The hard and measured gates of a verdict that did not pass, with what was observed."""
+    gates = verdict.get("gates") or {}
+    out = []
+    for kind in ("hard", "measured"):
+        for gate in gates.get(kind) or []:
+            if not isinstance(gate, Mapping) or gate.get("status") in ("pass", "not_measurable"):
+                continue
+            entry = {"id": gate.get("id"), "kind": kind, "status": gate.get("status")}
+            if kind == "measured":
+                entry["detail"] = (
+                    f"{gate.get('metric')} {gate.get('observed')} "
+                    f"{gate.get('op')} {gate.get('threshold')}"
+                )
+            out.append(entry)
+    return out
 
 
 def render_status(doc: Mapping[str, Any]) -> list[str]:
@@ -97,6 +144,13 @@ def render_status(doc: Mapping[str, Any]) -> list[str]:
         lines.append(f"  {key:<10} {bar(float(entry['used']), entry['cap'])}")
     if doc["budget"]["tripped"]:
         lines.append(f"  tripped: {', '.join(map(str, doc['budget']['tripped']))}")
+    parked = doc.get("parked") or {}
+    if parked.get("paused"):
+        paused = parked["paused"]
+        why = f": {paused['reason']}" if paused.get("reason") else ""
+        lines.append(f"paused by {paused.get('by')}{why} ('loop-contract resume' goes on)")
+    for barrier in parked.get("barriers") or []:
+        lines.append(f"parked {barrier['text']} ('loop-contract unwait {barrier['id']}')")
     pending = doc["checkpoints_pending"]
     lines.append(f"checkpoints pending: {len(pending)}")
     lines.extend(f"  {cp['id']}: {cp['message']}" for cp in pending)

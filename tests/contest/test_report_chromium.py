@@ -9,9 +9,7 @@ names another binary.
 from __future__ import annotations
 
 import os
-import shutil
 import struct
-import subprocess
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,30 +19,8 @@ import pytest
 
 from pytest_loopcontract.contest.report.html import write_html
 from pytest_loopcontract.contest.report.view import SCRIPTED_LABEL
+from testing.chromium import find_chromium, png_chunks, run_chromium
 from testing.contest_fixtures import HOSTILE_SEAT, hostile_result, no_winner_result, sample_result
-
-TIMEOUT = 120
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-]
-
-
-def find_chromium() -> str | None:
-    """``LOOP_CONTRACT_CHROMIUM`` if set, else ``chromium`` on PATH, else /usr/bin/chromium."""
-    explicit = os.environ.get("LOOP_CONTRACT_CHROMIUM")
-    if explicit:
-        return explicit if os.access(explicit, os.X_OK) else None
-    if found := shutil.which("chromium"):
-        return found
-    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
 
 
 @pytest.fixture(scope="module")
@@ -56,21 +32,6 @@ def chromium() -> str:
             pytest.fail(message + "; LOOP_CONTRACT_REQUIRE_CHROMIUM=1 requires it")
         pytest.skip(message)
     return found
-
-
-def run_chromium(chromium: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    profile = tmp_path / "profile"
-    profile.mkdir(exist_ok=True)
-    proc = subprocess.run(
-        [chromium, *FLAGS, f"--user-data-dir={profile}", *args],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        cwd=tmp_path,
-        env={**os.environ, "HOME": str(tmp_path)},
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return proc
 
 
 class Dom(HTMLParser):
@@ -149,13 +110,3 @@ def test_browser_screenshot_is_a_png(chromium: str, tmp_path: Path) -> None:
     # A rendered page, not a blank canvas: the pixels take many values (text, heat map).
     pixels = zlib.decompress(b"".join(png_chunks(data, b"IDAT")))
     assert len(set(pixels)) > 64
-
-
-def png_chunks(data: bytes, kind: bytes) -> list[bytes]:
-    chunks, pos = [], 8
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos : pos + 4])
-        if data[pos + 4 : pos + 8] == kind:
-            chunks.append(data[pos + 8 : pos + 8 + length])
-        pos += 12 + length
-    return chunks

@@ -3,7 +3,9 @@
 ``git push --dry-run`` is not a push. A push without a refspec (or to ``HEAD``) has an unknown
 target: it matches ``git-push`` (needs a person) but not the ``always`` patterns, because
 ``push.default`` and the upstream decide where it goes. ``gh pr merge`` merges into a base
-branch and counts as a push to a protected one.
+branch and counts as a push to a protected one. Defining an alias that pushes (``git config
+alias.ship push``, ``git -c alias.ship='!git push'``) is ``git-alias-push`` on its own, so the
+name cannot be set up in one call and used in the next.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_loopcontract.checkpoints.model import Command, Hit, ScanContext, single_hit
-from pytest_loopcontract.checkpoints.shell.programs import git_globals
+from pytest_loopcontract.checkpoints.shell.lexer import simple_words
+from pytest_loopcontract.checkpoints.shell.normalise import parse_command
+from pytest_loopcontract.checkpoints.shell.programs import git_config_alias, git_globals
 
-__all__ = ["git_force_push", "git_push", "git_push_protected"]
+__all__ = ["git_alias_push", "git_force_push", "git_push", "git_push_protected"]
 
 
 @dataclass(frozen=True)
@@ -151,3 +155,25 @@ def git_push_protected(cmd: Command, ctx: ScanContext) -> tuple[Hit, ...]:
     if not hit:
         return ()
     return single_hit(cmd.text, "to " + ", ".join(hit), always=True)
+
+
+def _reaches_push(value: str) -> bool:
+    """Whether running an alias with this value pushes (``push …``, ``!git push``, a shell
+    function around it)."""
+    if value.startswith("!"):
+        return any(c.program == "git" and _push_of(c.argv) for c in parse_command(value[1:]))
+    return _push_of(("git", *simple_words(value))) is not None
+
+
+def git_alias_push(cmd: Command, ctx: ScanContext) -> tuple[Hit, ...]:
+    """Defining a git alias that pushes (``git config alias.x push``, ``git -c alias.x=…``):
+    a later ``git x`` would push under another name."""
+    if "config" not in cmd.argv and "-c" not in cmd.argv:
+        return ()
+    definitions = [git_config_alias(cmd.argv)]
+    _, inline = git_globals(cmd.argv)
+    definitions += list(inline.items())
+    names = [name for d in definitions if d is not None for name in [d[0]] if _reaches_push(d[1])]
+    if not names:
+        return ()
+    return single_hit(cmd.text, "alias " + ", ".join(dict.fromkeys(names)) + " pushes")

@@ -7,7 +7,7 @@ publishes nothing and needs nobody.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from pytest_loopcontract.checkpoints.model import (
     Command,
@@ -16,6 +16,7 @@ from pytest_loopcontract.checkpoints.model import (
     ScanContext,
     single_hit,
 )
+from pytest_loopcontract.checkpoints.shell.programs import operands
 from pytest_loopcontract.checkpoints.shell.vocabulary import word_set
 
 __all__ = [
@@ -27,24 +28,6 @@ __all__ = [
     "publish_pypi",
     "unless_dry_run",
 ]
-
-
-def _operands(argv: Sequence[str], takes_value: frozenset[str] = frozenset()) -> list[str]:
-    """The non-option words of a command line after its program name."""
-    out: list[str] = []
-    i = 1
-    while i < len(argv):
-        a = argv[i]
-        i += 1
-        if a == "--":
-            out.extend(argv[i:])
-            break
-        if len(a) > 1 and a[0] == "-":
-            if a in takes_value:
-                i += 1
-            continue
-        out.append(a)
-    return out
 
 
 _NPM_VALUE = word_set(
@@ -65,7 +48,7 @@ def unless_dry_run(matcher: CommandMatcher) -> CommandMatcher:
 
 def publish_npm(cmd: Command, ctx: ScanContext) -> tuple[Hit, ...]:
     """``npm publish`` and its twins (yarn, pnpm, bun, lerna, changeset)."""
-    ops = _operands(cmd.argv, _NPM_VALUE)
+    ops = operands(cmd.argv, _NPM_VALUE)
     name = cmd.program
     if ops[:1] == ["publish"] or (name == "yarn" and ops[:2] == ["npm", "publish"]):
         return single_hit(cmd.text, f"{name} publish")
@@ -90,7 +73,7 @@ def publish_pypi(cmd: Command, ctx: ScanContext) -> tuple[Hit, ...]:
         if len(argv) > 2 and argv[1].endswith("setup.py") and "upload" in argv[2:]:
             return single_hit(cmd.text, "setup.py upload")
         return ()
-    ops = _operands(argv, frozenset({"-r", "--repository", "--repository-url", "-u", "-p"}))
+    ops = operands(argv, frozenset({"-r", "--repository", "--repository-url", "-u", "-p"}))
     if ops and ops[0] in _PYPI_TOOLS.get(argv[0], ()):
         return single_hit(cmd.text, f"{argv[0]} {ops[0]}")
     return ()
@@ -100,7 +83,7 @@ def publish_cargo(cmd: Command, ctx: ScanContext) -> tuple[Hit, ...]:
     """``cargo publish`` (a toolchain ``+nightly`` before it is skipped)."""
     ops = [
         o
-        for o in _operands(cmd.argv, frozenset({"--manifest-path", "-Z", "--config", "-C"}))
+        for o in operands(cmd.argv, frozenset({"--manifest-path", "-Z", "--config", "-C"}))
         if not o.startswith("+")
     ]
     return single_hit(cmd.text, "cargo publish") if ops[:1] == ["publish"] else ()
@@ -108,7 +91,7 @@ def publish_cargo(cmd: Command, ctx: ScanContext) -> tuple[Hit, ...]:
 
 def publish_gem(cmd: Command, ctx: ScanContext) -> tuple[Hit, ...]:
     """``gem push`` and ``rake release``."""
-    ops = _operands(cmd.argv, frozenset({"-k", "--key", "--host"}))
+    ops = operands(cmd.argv, frozenset({"-k", "--key", "--host"}))
     if cmd.program == "gem" and ops[:1] == ["push"]:
         return single_hit(cmd.text, "gem push")
     if cmd.program == "rake" and any(o == "release" or o.startswith("release[") for o in ops):
@@ -126,7 +109,7 @@ _DOCKER_VALUE = word_set(
 def docker_push(cmd: Command, ctx: ScanContext) -> tuple[Hit, ...]:
     """An image pushed to a registry: push, build --push, skopeo copy to docker://."""
     argv = cmd.argv
-    ops = _operands(argv, _DOCKER_VALUE)
+    ops = operands(argv, _DOCKER_VALUE)
     if argv[0] == "skopeo":
         if ops[:1] == ["copy"] and any(o.startswith("docker://") for o in ops[2:]):
             return single_hit(cmd.text, "skopeo copy to a registry")
@@ -149,7 +132,7 @@ def docker_push(cmd: Command, ctx: ScanContext) -> tuple[Hit, ...]:
 
 def gh_release(cmd: Command, ctx: ScanContext) -> tuple[Hit, ...]:
     """Creating, uploading to, editing or deleting a GitHub release."""
-    ops = _operands(cmd.argv, frozenset({"-R", "--repo"}))
+    ops = operands(cmd.argv, frozenset({"-R", "--repo"}))
     if ops[:1] == ["release"] and ops[1:2] and ops[1] in ("create", "upload", "edit", "delete"):
         return single_hit(cmd.text, f"gh release {ops[1]}")
     return ()

@@ -6,9 +6,11 @@ only after :func:`parse_command` has turned it into :class:`Command` objects: it
 ``&& || ; | &`` and newlines, descends into ``bash -c``/``sh -c``/``eval`` strings, ``$( )``,
 backticks, ``<( )``, subshells, ``{ }`` groups, here-documents and here-strings fed to a shell,
 ``echo … | sh`` (also through ``base64 -d``), ``ssh host CMD``, ``find -exec``, ``git submodule
-foreach`` and inline ``git -c alias.x=…``; it strips ``env``, ``VAR=x`` prefixes, ``command``,
-``exec``, ``nohup``, ``time``, ``nice``, ``timeout``, ``xargs``, tool runners (``uv run``,
-``npx``, ``poetry run``…) and ``python -m``; it resolves ``/usr/bin/git`` to ``git``,
+foreach``, inline ``git -c alias.x=…`` and aliases that ``git config alias.x …`` defined
+earlier in the text (or that the caller says the repository defines); it strips ``env``,
+``VAR=x`` prefixes, ``command``, ``exec``, ``nohup``, ``time``, ``nice``, ``timeout``,
+``xargs``, tool runners (``uv run``, ``npx``, ``poetry run``…) and ``python -m``; it resolves
+``/usr/bin/git`` to ``git``,
 ``$'\\x67it'`` to ``git``, simple variables set earlier in the same text (``X=git; $X push``),
 ``${IFS}`` and ``alias``; and it tracks ``cd`` so that ``cd / && rm -rf *`` is seen for what it
 is. ``sudo``, ``doas``, ``su`` and ``pkexec`` are recorded as commands of their own and the
@@ -27,7 +29,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_loopcontract.checkpoints.model import Command
@@ -39,6 +41,7 @@ from pytest_loopcontract.checkpoints.shell.programs import (
     elevation,
     env_command,
     git_alias,
+    git_config_alias,
     git_foreach,
     interpreter_code,
     program_name,
@@ -72,6 +75,7 @@ class _State:
 
     env: dict[str, str] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
+    git_aliases: dict[str, str] = field(default_factory=dict)  # git config alias.x / the repo's
     cwd: str | None = ""
     subs: dict[str, list[Command]] = field(default_factory=dict)
     procs: dict[str, str] = field(default_factory=dict)  # "<(…)" word -> its static output
@@ -315,7 +319,7 @@ def _step(
         return _ssh(argv, base, st, depth, out)
     if name == "git" and not followed.git_alias:
         followed.git_alias = True
-        alias = git_alias(argv)
+        alias = git_alias(argv, st.git_aliases)
         if isinstance(alias, str):
             _descend(alias, st, depth, out)
             return tuple(argv)
@@ -430,7 +434,11 @@ def _find_exec(argv: list[str], base: _Base, st: _State, depth: int, out: list[C
 def _track_state(argv: list[str], st: _State) -> None:
     """Follow ``cd``, ``export``/``declare`` and ``alias`` so later commands read correctly."""
     name = argv[0]
-    if name in ("cd", "pushd"):
+    if name == "git":
+        definition = git_config_alias(argv)
+        if definition is not None:
+            st.git_aliases[definition[0]] = definition[1]
+    elif name in ("cd", "pushd"):
         k = skip_options(argv, 1, frozenset())
         st.cwd = chdir(st.cwd, argv[k] if k < len(argv) else "")
     elif name == "popd":
@@ -460,14 +468,21 @@ def _parse_argv(argv: Sequence[str], st: _State) -> list[Command]:
     return out
 
 
-def parse_command(command: str | Sequence[str]) -> list[Command]:
+def parse_command(
+    command: str | Sequence[str], git_aliases: Mapping[str, str] | None = None
+) -> list[Command]:
     """Normalise a shell command (text, or an argument vector run without a shell) into
     :class:`Command` objects, in the order they would run. Never raises.
+
+    ``git_aliases`` are the aliases git already knows (the repository's and the user's
+    configuration, see :mod:`pytest_loopcontract.checkpoints.gitconfig`): ``git x`` is read as
+    what ``alias.x`` makes it, like an alias that ``git config alias.x …`` defined earlier in
+    the same text.
 
     A checkpoint scanner that crashed would wave the command through, so any unexpected
     error falls back to a tolerant word split of the text.
     """
-    st = _State()
+    st = _State(git_aliases=dict(git_aliases or {}))
     try:
         if isinstance(command, str):
             return _parse(command, st, 0)

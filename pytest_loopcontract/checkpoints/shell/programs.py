@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pytest_loopcontract.checkpoints.shell.lexer import simple_words
 from pytest_loopcontract.checkpoints.shell.vocabulary import (
@@ -32,9 +32,11 @@ __all__ = [
     "elevation",
     "env_command",
     "git_alias",
+    "git_config_alias",
     "git_foreach",
     "git_globals",
     "interpreter_code",
+    "operands",
     "program_name",
     "python_module",
     "runner_start",
@@ -66,6 +68,24 @@ def skip_options(argv: Sequence[str], i: int, takes_value: frozenset[str]) -> in
                     i += k == len(a) - 1
                     break
     return i
+
+
+def operands(argv: Sequence[str], takes_value: frozenset[str] = frozenset()) -> list[str]:
+    """The non-option words of a command line after its program name."""
+    out: list[str] = []
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        i += 1
+        if a == "--":
+            out.extend(argv[i:])
+            break
+        if len(a) > 1 and a[0] == "-":
+            if a in takes_value:
+                i += 1
+            continue
+        out.append(a)
+    return out
 
 
 def program_name(word: str) -> str:
@@ -228,17 +248,53 @@ def git_globals(argv: Sequence[str]) -> tuple[int, dict[str, str]]:
     return i, aliases
 
 
-def git_alias(argv: list[str]) -> list[str] | str | None:
-    """What an inline ``-c alias.x=…`` alias makes git run: new argv, a shell line (!), or None."""
+def git_alias(argv: list[str], known: Mapping[str, str] | None = None) -> list[str] | str | None:
+    """What a git alias makes git run: new argv, a shell line (``!``), or None. Inline ``-c
+    alias.x=…`` comes first, then ``known`` (defined earlier in the text, or in the repo's
+    configuration)."""
     i, aliases = git_globals(argv)
-    if i >= len(argv) or not aliases:
+    if i >= len(argv) or not (aliases or known):
         return None
-    value = aliases.get(argv[i].lower())
+    word = argv[i].lower()
+    value = aliases.get(word)
+    if value is None and known:
+        value = known.get(word)
     if value is None:
         return None
     if value.startswith("!"):
         return " ".join([value[1:], *argv[i + 1 :]])
     return [*argv[:i], *simple_words(value), *argv[i + 1 :]]
+
+
+_CONFIG_VALUE = word_set("-f --file --blob --type --default --comment")
+_CONFIG_KEEP = word_set("--add --replace-all --global --system --local --worktree --bool --int")
+
+
+def git_config_alias(argv: Sequence[str]) -> tuple[str, str] | None:
+    """(name, value) of an alias that ``git config [set] [options] alias.NAME VALUE`` defines;
+    None for any other git command (reads, ``--unset``, ``--get``)."""
+    if "config" not in argv:  # the common case, answered without reading the options
+        return None
+    i, _ = git_globals(argv)
+    if i >= len(argv) or argv[i] != "config":
+        return None
+    words: list[str] = []
+    k = i + 1
+    while k < len(argv):
+        a = argv[k]
+        k += 1
+        if a.startswith("-") and len(a) > 1:
+            if a in _CONFIG_VALUE:
+                k += 1
+            elif a not in _CONFIG_KEEP and "=" not in a:
+                return None  # --get, --unset, --list, --edit…: not a definition
+            continue
+        words.append(a)
+    if words[:1] == ["set"]:
+        words = words[1:]
+    if len(words) >= 2 and words[0].lower().startswith("alias.") and len(words[0]) > 6:
+        return words[0][6:].lower(), words[1]
+    return None
 
 
 def git_foreach(argv: Sequence[str]) -> str | None:

@@ -15,32 +15,39 @@ from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.loop.status import render_status, status_document
 from pytest_loopcontract.statedir import StateDir
 
-__all__ = ["status"]
+__all__ = ["collect_status", "status"]
 
 
 def status(*, as_json: bool = False) -> int:
     """Print the loop's state (read-only; a damaged history is reported, not repaired)."""
-    root = repo_root()
+    doc = collect_status(repo_root())
+    if as_json:
+        print_json(doc)
+    else:
+        for line in render_status(doc):
+            print(line)
+        for problem in doc["history"]["problems"]:
+            print(f"history: {problem}")
+    return 0
+
+
+def collect_status(root: Path) -> dict[str, Any]:
+    """The status document of ``root``, read fresh: what ``status``, ``status --json`` and the
+    live page (``status --serve``) all show. Reads only; repairs nothing."""
     contract = adopted_contract(root)
     read = loop_history(root).read()
     state = reduce(read.records)
     start = start_instant(state)
-    minutes = elapsed_seconds(start, now_instant()) / 60 if start else 0.0
-    doc = status_document(contract, state, _last_verdict(root), minutes)
+    now = now_instant()
+    minutes = elapsed_seconds(start, now) / 60 if start else 0.0
+    doc = status_document(contract, state, _last_verdict(root), minutes, now)
     doc["history"] = {"records": len(read.records), "problems": read.messages()}
     holder = lock_holder(StateDir.of(root).folder)
     doc["loop"]["lock_holder"] = holder
     if doc["loop"].get("status") == "running" and holder is None:
         # recorded as running, but no process holds the loop: it was killed or interrupted
         doc["loop"]["status"] = "interrupted"
-    if as_json:
-        print_json(doc)
-    else:
-        for line in render_status(doc):
-            print(line)
-        for problem in read.messages():
-            print(f"history: {problem}")
-    return 0
+    return doc
 
 
 def _last_verdict(root: Path) -> Any:
