@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.lock import LockHeld, LoopLock
 from pytest_loopcontract.loop.state import reduce
@@ -31,8 +32,11 @@ __all__ = ["HookBlock", "pre_tool_use", "protected_reason", "stop"]
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 
 
-class HookBlock(Exception):
-    """The handler's answer is "blocked" for the reason given (nothing broke)."""
+class HookBlock(LoopContractError):
+    """The handler's answer is "blocked" for the reason given (nothing broke); under the
+    package's error root like every exception it raises, with Claude Code's blocking exit."""
+
+    exit_code = 2
 
 
 # --------------------------------------------------------------------------- PreToolUse

@@ -134,11 +134,18 @@ def post_turn_stop(
             "tampering found: a person must look before the loop goes on",
         )
     if code == EXIT_AWAIT_HUMAN:
+        waiting = [
+            str(r.get("message", ""))
+            for r in verdict.get("reasons") or ()
+            if r.get("code") == "checkpoint_pending"
+        ]
         return Stop(
             "checkpoint",
             EXIT_AWAIT_HUMAN,
             "await_human",
-            "the candidate's diff needs a person's clearance",
+            "a person's clearance is needed: " + "; ".join(waiting)
+            if waiting
+            else "the candidate's diff needs a person's clearance",
         )
     window = int(contract.stop_when.get("no_progress", 3))
     span = 6 if contract.stop_when.get("oscillation", True) else 10**9
