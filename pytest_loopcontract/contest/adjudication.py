@@ -26,7 +26,7 @@ from pytest_loopcontract.contest.panel import (
 from pytest_loopcontract.contest.run_state import Candidate, RunState
 from pytest_loopcontract.contest.scoring import Contender, Scoring, judge_contenders, score_cells
 from pytest_loopcontract.contest.screening import screen
-from pytest_loopcontract.contest.seats import Seat, SeatRun
+from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.standing import gate_summary
 from pytest_loopcontract.verifier.workspace import diff_text
 

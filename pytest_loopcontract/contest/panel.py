@@ -20,7 +20,8 @@ from pytest_loopcontract.contest.judging import AskResult, JudgeOutcome, run_jud
 from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.matrix import ROWS, Cell, MatrixResult
 from pytest_loopcontract.contest.packets import CandidateView
-from pytest_loopcontract.contest.seats import Seat, SeatRun, run_seat
+from pytest_loopcontract.contest.seat_model import Seat, SeatRun
+from pytest_loopcontract.contest.seats import run_seat
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.fsio import write_text_atomic
 

@@ -53,7 +53,7 @@ from pytest_loopcontract.contest.scoring import (
     score_cells,
     sole_survivor,
 )
-from pytest_loopcontract.contest.seats import Seat, seats_from_contract
+from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
 from pytest_loopcontract.contest.standing import gate_stage, gate_summary
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.fsio import utc_now

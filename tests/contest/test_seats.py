@@ -15,16 +15,17 @@ import pytest
 
 from pytest_loopcontract import hooks
 from pytest_loopcontract.contest import seats as seats_mod
-from pytest_loopcontract.contest.seats import (
+from pytest_loopcontract.contest.seat_model import (
     KEEP_BYTES,
     Seat,
+    SeatReport,
     SeatRun,
     apply_report,
     expand_argv,
     read_report,
-    run_seat,
     seats_from_contract,
 )
+from pytest_loopcontract.contest.seats import run_seat
 from pytest_loopcontract.contract.model import parse_contract
 from pytest_loopcontract.hookspecs import hookimpl
 
@@ -248,7 +249,7 @@ def test_reports_that_are_not_regular_files_are_never_read(tmp_path: Path) -> No
     link = tmp_path / "link.json"
     link.symlink_to(secret)
     assert read_report(link).notes == ("report file ignored: it is a symbolic link",)
-    assert read_report(tmp_path / "missing.json") == seats_mod.SeatReport()
+    assert read_report(tmp_path / "missing.json") == SeatReport()
     listing = tmp_path / "list.json"
     listing.write_text("[1, 2]")
     assert read_report(listing).notes == ("report file ignored: not a JSON object",)
@@ -452,7 +453,7 @@ def test_stdout_a_little_over_the_head_keeps_the_rest_in_the_tail(tmp_path: Path
 
 def test_apply_report_keeps_a_timeout_a_timeout() -> None:
     timed_out = SeatRun("a", "f", "candidate", "timeout", ("x",), None, 5.0, reason="timed out")
-    report = seats_mod.SeatReport(tokens=3, refused=True, reason="no")
+    report = SeatReport(tokens=3, refused=True, reason="no")
     folded = apply_report(timed_out, report)
     assert (folded.status, folded.reason, folded.tokens) == ("timeout", "timed out", 3)
     assert "timed out first" in folded.notes[-1]
