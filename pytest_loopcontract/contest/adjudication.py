@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_loopcontract.contest.judging import JudgeOutcome
-from pytest_loopcontract.contest.matrix import Cell, MatrixResult
+from pytest_loopcontract.contest.matrix_model import Cell, MatrixResult
 from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.panel import (
     convene,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.contest.matrix import ROWS, Cell
+from pytest_loopcontract.contest.matrix_model import ROWS, Cell
 from pytest_loopcontract.contest.packets import (
     CandidateView,
     build_packet,

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_loopcontract.contest.matrix import ROWS
+from pytest_loopcontract.contest.matrix_model import ROWS
 from pytest_loopcontract.contest.replies import reply_schema
 from pytest_loopcontract.fsio import write_json_atomic
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_loopcontract.contest.judging import AskResult, JudgeOutcome, run_judge
 from pytest_loopcontract.contest.lessons.model import Lesson
-from pytest_loopcontract.contest.matrix import ROWS, Cell, MatrixResult
+from pytest_loopcontract.contest.matrix_model import ROWS, Cell, MatrixResult
 from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.seats import run_seat

@@ -1,7 +1,7 @@
 """Judge replies: untrusted text in, validated matrix cells out.
 
 A judge is a model run by another vendor, and its stdout is data we did not write. This module
-turns that text into :class:`~pytest_loopcontract.contest.matrix.Cell` objects the matrix can
+turns that text into :class:`~pytest_loopcontract.contest.matrix_model.Cell` objects the matrix can
 trust, and nothing else gets through.
 
 Why it works this way:
@@ -31,7 +31,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from pytest_loopcontract.contest.matrix import ROWS, Cell
+from pytest_loopcontract.contest.matrix_model import ROWS, Cell
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import StrictJSONError, loads_strict
 

@@ -26,7 +26,8 @@ import yaml
 
 from pytest_loopcontract.contest.lessons.learn import lesson_from_verdict
 from pytest_loopcontract.contest.lessons.prompt import prompt_block
-from pytest_loopcontract.contest.matrix import Cell, score_matrix
+from pytest_loopcontract.contest.matrix import score_matrix
+from pytest_loopcontract.contest.matrix_model import Cell
 from pytest_loopcontract.contest.packets import CandidateView, build_packet
 from pytest_loopcontract.contest.prompting import contest_prompt, retry_notes
 from pytest_loopcontract.contract.model import Contract, load_contract

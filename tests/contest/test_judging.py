@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from pytest_loopcontract.contest.judging import AskResult, JudgeOutcome, run_judge
-from pytest_loopcontract.contest.matrix import ROWS, score_matrix
+from pytest_loopcontract.contest.matrix import score_matrix
+from pytest_loopcontract.contest.matrix_model import ROWS
 from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.replies import validate_reply
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_loopcontract.contest.matrix import ROWS
+from pytest_loopcontract.contest.matrix_model import ROWS
 from pytest_loopcontract.contest.packets import (
     CandidateView,
     build_packet,
