@@ -26,12 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.contest.matrix_model import ROWS, Cell
-from pytest_loopcontract.contest.packets import (
-    CandidateView,
-    build_packet,
-    redact_secrets,
-    write_packet,
-)
+from pytest_loopcontract.contest.packets import CandidateView, build_packet, write_packet
+from pytest_loopcontract.contest.redaction import redact_secrets
 from pytest_loopcontract.contest.replies import DiscardedCell, parse_reply
 
 __all__ = [

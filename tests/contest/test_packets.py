@@ -18,10 +18,9 @@ from pytest_loopcontract.contest.packets import (
     CandidateView,
     build_packet,
     label_order,
-    redact_secrets,
-    scrub,
     write_packet,
 )
+from pytest_loopcontract.contest.redaction import redact_secrets, scrub
 from testing.repos import git
 
 GHP = "ghp_" + "Ab3dEfGh1jKlMn0pQrStUvWxYz0123456789"
