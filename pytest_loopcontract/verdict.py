@@ -294,6 +294,10 @@ class VerdictView:
         listed = gates.get(kind) if isinstance(gates, Mapping) else None
         return [g for g in _maps(listed) if g.get("status") != "pass"]
 
+    def reasons(self) -> list[Mapping[str, Any]]:
+        """The verdict's reasons (``{"code", "message"}`` each), in its order."""
+        return _maps(self.document.get("reasons"))
+
     def findings(self, *, blocking: bool = False) -> list[Mapping[str, Any]]:
         """The tamper findings; ``blocking`` keeps only those the contract does not allow."""
         tamper = self.document.get("tamper")
