@@ -43,6 +43,7 @@ __all__ = [
     "PACKET_KIND",
     "PACKET_VERSION",
     "CandidateView",
+    "JudgeBrief",
     "build_packet",
     "label_order",
     "write_packet",
@@ -102,6 +103,8 @@ def _label(index: int) -> str:
 # --------------------------------------------------------------------------------------------
 # the packet
 
+_Clean = Callable[[str], str]
+
 
 @dataclass(frozen=True)
 class CandidateView:
@@ -119,56 +122,47 @@ class CandidateView:
     tests: Mapping[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class JudgeBrief:
+    """What one judge is asked to score: the run and the judge, the task, every candidate (its
+    own seat and family included: the packet leaves them out) and the identities to scrub.
+    The same brief builds the first packet and the repair, so both carry the same labels."""
+
+    run_id: str
+    judge_seat: str
+    judge_family: str
+    task: Mapping[str, Any]
+    candidates: Sequence[CandidateView]
+    identities: Sequence[str] = ()
+    rows: Sequence[str] = ROWS
+    max_diff_chars: int = 60_000
+
+
 def build_packet(
-    *,
-    run_id: str,
-    judge_seat: str,
-    judge_family: str,
-    task: Mapping[str, Any],
-    candidates: Sequence[CandidateView],
-    identities: Iterable[str],
-    rows: Sequence[str] = ROWS,
-    repair: Mapping[str, Any] | None = None,
-    max_diff_chars: int = 60_000,
+    brief: JudgeBrief, repair: Mapping[str, Any] | None = None
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """Build the packet for one judge; return it and its labels (label -> seat).
 
     The judge's own seat and every candidate of its family are removed before labelling.
-    Every text is redacted, then scrubbed of ``identities``, of every candidate's seat and
-    family and of the judge's own; diffs are then truncated to ``max_diff_chars`` with a marker.
-    ``repair`` (``{"error": ..., "previous_reply": ...}``) asks the judge to fix its last reply;
-    the previous reply is cut to its first 2000 characters. Candidates are listed in label
-    order.
+    Every text is redacted, then scrubbed of the brief's identities, of every candidate's seat
+    and family and of the judge's own; diffs are then truncated to ``max_diff_chars`` with a
+    marker. ``repair`` (``{"error": ..., "previous_reply": ...}``) asks the judge to fix its
+    last reply; the previous reply is cut to its first 2000 characters. Candidates are listed
+    in label order.
     """
-    if max_diff_chars < 0:
-        raise ValueError("max_diff_chars must be >= 0")
-    row_list = list(rows)
-    if not row_list or len(set(row_list)) != len(row_list) or any(r not in ROWS for r in row_list):
-        raise ValueError(f"rows must be distinct names from {', '.join(ROWS)}")
-    seen: set[str] = set()
-    for view in candidates:
-        if view.seat in seen:
-            raise ValueError(f"candidate seat {view.seat!r} given twice")
-        seen.add(view.seat)
-
-    own = family_key(judge_family)
+    row_list = _check_brief(brief)
+    own = family_key(brief.judge_family)
     eligible = {
         view.seat: view
-        for view in candidates
-        if view.seat != judge_seat and family_key(view.family) != own
+        for view in brief.candidates
+        if view.seat != brief.judge_seat and family_key(view.family) != own
     }
-    labels = label_order(run_id, judge_seat, eligible)
-
-    names = [view.seat for view in candidates]
-    others = [*identities, judge_seat, judge_family, *(view.family for view in candidates)]
-
-    def clean(value: str) -> str:
-        return scrub(redact_secrets(_text(value)), identities=others, candidate_names=names)
-
+    labels = label_order(brief.run_id, brief.judge_seat, eligible)
+    clean = _cleaner(brief)
     entries = [
         {
             "label": label,
-            "diff": _diff(eligible[seat].diff, max_diff_chars, clean),
+            "diff": _diff(eligible[seat].diff, brief.max_diff_chars, clean),
             "gates": _gates(eligible[seat].gates, clean),
             "tests": _tests(eligible[seat].tests),
         }
@@ -177,7 +171,7 @@ def build_packet(
     packet: dict[str, Any] = {
         "kind": PACKET_KIND,
         "version": PACKET_VERSION,
-        "task": _task(task, clean),
+        "task": _task(brief.task, clean),
         "rows": row_list,
         "candidates": entries,
         "instructions": INSTRUCTIONS,
@@ -187,6 +181,37 @@ def build_packet(
     return packet, labels
 
 
+def _check_brief(brief: JudgeBrief) -> list[str]:
+    """The brief's rows, after refusing a caller's mistake (bad rows, a seat given twice)."""
+    if brief.max_diff_chars < 0:
+        raise ValueError("max_diff_chars must be >= 0")
+    row_list = list(brief.rows)
+    if not row_list or len(set(row_list)) != len(row_list) or any(r not in ROWS for r in row_list):
+        raise ValueError(f"rows must be distinct names from {', '.join(ROWS)}")
+    seen: set[str] = set()
+    for view in brief.candidates:
+        if view.seat in seen:
+            raise ValueError(f"candidate seat {view.seat!r} given twice")
+        seen.add(view.seat)
+    return row_list
+
+
+def _cleaner(brief: JudgeBrief) -> _Clean:
+    """Redact secrets, then scrub every seat, family and identity the brief names."""
+    names = [view.seat for view in brief.candidates]
+    others = [
+        *brief.identities,
+        brief.judge_seat,
+        brief.judge_family,
+        *(view.family for view in brief.candidates),
+    ]
+
+    def clean(value: str) -> str:
+        return scrub(redact_secrets(_text(value)), identities=others, candidate_names=names)
+
+    return clean
+
+
 def write_packet(path: str | os.PathLike[str], packet: Mapping[str, Any]) -> None:
     """Write ``packet`` as UTF-8 JSON atomically (temporary file, then ``os.replace``)."""
     write_json_atomic(path, packet)
@@ -194,8 +219,6 @@ def write_packet(path: str | os.PathLike[str], packet: Mapping[str, Any]) -> Non
 
 # --------------------------------------------------------------------------------------------
 # internals
-
-_Clean = Callable[[str], str]
 
 
 def _text(value: object) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 from pytest_loopcontract.contest.judging import AskResult, JudgeOutcome, run_judge
 from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.matrix_model import ROWS, Cell, MatrixResult
-from pytest_loopcontract.contest.packets import CandidateView
+from pytest_loopcontract.contest.packets import CandidateView, JudgeBrief
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.seats import run_seat
 from pytest_loopcontract.contract.model import Contract
@@ -129,7 +129,7 @@ def convene(
     def one(judge: Seat) -> JudgeOutcome:
         private = folder / judge.name
         private.mkdir(parents=True, exist_ok=True)
-        return run_judge(
+        brief = JudgeBrief(
             run_id=run_id,
             judge_seat=judge.name,
             judge_family=judge.family,
@@ -137,9 +137,8 @@ def convene(
             candidates=views,
             identities=identities,
             rows=rows,
-            packet_dir=private,
-            ask=_asker(judge, private, on_run),
         )
+        return run_judge(brief, packet_dir=private, ask=_asker(judge, private, on_run))
 
     with cf.ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         return [f.result() for f in [pool.submit(one, judge) for judge in judges]]

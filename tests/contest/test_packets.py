@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from pytest_loopcontract.contest.matrix_model import ROWS
 from pytest_loopcontract.contest.packets import (
     CandidateView,
+    JudgeBrief,
     build_packet,
     label_order,
     write_packet,
@@ -83,7 +84,8 @@ def packet_for(
     identities: tuple[str, ...] = (),
     **kw: Any,
 ) -> tuple[dict[str, Any], dict[str, str]]:
-    return build_packet(
+    repair = kw.pop("repair", None)
+    brief = JudgeBrief(
         run_id="run-1",
         judge_seat=judge,
         judge_family=family,
@@ -92,6 +94,7 @@ def packet_for(
         identities=identities,
         **kw,
     )
+    return build_packet(brief, repair)
 
 
 # --------------------------------------------------------------------------------------------

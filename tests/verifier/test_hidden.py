@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.contest.packets import CandidateView, build_packet
+from pytest_loopcontract.contest.packets import CandidateView, JudgeBrief, build_packet
 from pytest_loopcontract.contest.panel import task_of
 from pytest_loopcontract.contest.prompting import retry_notes
 from pytest_loopcontract.contest.standing import gate_summary
@@ -173,12 +173,13 @@ def test_visible_only_fix_fails_the_hidden_test(repo: Path) -> None:
         tests=dict(verdict["summary"]),
     )
     packet, _ = build_packet(
-        run_id="r1",
-        judge_seat="beta",
-        judge_family="vendor-b",
-        task=task_of(contract),
-        candidates=[view],
-        identities=[],
+        JudgeBrief(
+            run_id="r1",
+            judge_seat="beta",
+            judge_family="vendor-b",
+            task=task_of(contract),
+            candidates=[view],
+        )
     )
     assert SECRET not in json.dumps(packet) and "add(3, 4)" not in json.dumps(packet)
 
