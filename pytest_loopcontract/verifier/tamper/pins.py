@@ -47,42 +47,44 @@ def pin_findings(
     restored: bool = True,
 ) -> list[Finding]:
     """Compare the candidate tree with the pins: modified, deleted, and new protected files."""
-    findings = []
+    changes: list[tuple[str, str, str, str]] = []  # (path, code, what, what the run did)
     for path, pin in sorted(pins.items()):
         entry = candidate.get(path)
         code = "contract_modified" if path == contract_path else None
         if entry is None:
-            findings.append(
-                Finding(
-                    code or "protected_path_deleted",
-                    "protected file deleted by the candidate"
-                    + (" (restored for the run)" if restored else ""),
+            changes.append(
+                (
                     path,
-                    allowed=_allowed(path, allow),
+                    code or "protected_path_deleted",
+                    "protected file deleted by the candidate",
+                    "restored for the run",
                 )
             )
         elif entry.blob != pin.blob or entry.mode != pin.mode:
-            findings.append(
-                Finding(
-                    code or "protected_path_modified",
-                    "protected file changed by the candidate"
-                    + (" (pinned content used for the run)" if restored else ""),
+            changes.append(
+                (
                     path,
-                    allowed=_allowed(path, allow),
+                    code or "protected_path_modified",
+                    "protected file changed by the candidate",
+                    "pinned content used for the run",
                 )
             )
     for path in sorted(candidate):
         if path not in pins and matches_any(path, globs):
-            findings.append(
-                Finding(
-                    "protected_path_added",
-                    "new file under a protected pattern"
-                    + (" (removed for the run)" if restored else ""),
+            changes.append(
+                (
                     path,
-                    allowed=_allowed(path, allow),
+                    "protected_path_added",
+                    "new file under a protected pattern",
+                    "removed for the run",
                 )
             )
-    return findings
+    return [
+        Finding(
+            code, what + (f" ({done})" if restored else ""), path, allowed=_allowed(path, allow)
+        )
+        for path, code, what, done in changes
+    ]
 
 
 @dataclass(frozen=True)
