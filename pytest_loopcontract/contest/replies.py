@@ -327,4 +327,3 @@ def _json_type(value: object) -> str:
     if isinstance(value, list):
         return "array"
     return "object"
-
