@@ -146,16 +146,18 @@ def _html_seats(view: ReportView) -> str:
 
 
 def _html_escalations(view: ReportView) -> str:
-    items, more = rv.capped(view.escalations())
-    if not items:
+    if not view.escalations():
         return ""
     lis = "".join(
-        f"<li><code>{_h(e.get('code', ''))}</code> "
-        f'<span class="why">{_h(e.get("message", ""), rv.LONG)}</span></li>'
-        for e in items
+        rv.listed(
+            view.escalations(),
+            lambda e: (
+                f"<li><code>{_h(e.get('code', ''))}</code> "
+                f'<span class="why">{_h(e.get("message", ""), rv.LONG)}</span></li>'
+            ),
+            _more_item,
+        )
     )
-    if more:
-        lis += f"<li>… and {more} more</li>"
     return f'<section id="escalations"><h2>Escalations</h2><ul class="plain">{lis}</ul></section>'
 
 
@@ -183,11 +185,16 @@ def _html_matrix(view: ReportView) -> str:
             f'<td class="num"{_median_style(overall)}>{rv.score_text(overall)}</td></tr>'
         )
     legend = "".join(f'<span style="background:{_heat(float(s))}">{s}</span>' for s in range(0, 11))
-    notes, more = rv.capped(view.matrix_notes())
     notes_html = "".join(
-        f'<li><strong>{_h(n.subject)}</strong>: <span class="why">{_h(n.text, rv.LINE)}</span></li>'
-        for n in notes
-    ) + (f"<li>… and {more} more</li>" if more else "")
+        rv.listed(
+            view.matrix_notes(),
+            lambda n: (
+                f"<li><strong>{_h(n.subject)}</strong>: "
+                f'<span class="why">{_h(n.text, rv.LINE)}</span></li>'
+            ),
+            _more_item,
+        )
+    )
     return (
         '<section id="matrix"><h2>Validity matrix</h2>'
         f'<p class="meta">Minimum score {rv.num(view.matrix.get("min_score")):g}. Each cell is one '
@@ -199,7 +206,7 @@ def _html_matrix(view: ReportView) -> str:
         "<th>median</th></tr></thead><tbody>"
         + "".join(body)
         + "</tbody></table>"
-        + (f'<ul class="plain">{notes_html}</ul>' if notes else "")
+        + (f'<ul class="plain">{notes_html}</ul>' if notes_html else "")
         + "</section>"
     )
 
@@ -302,18 +309,20 @@ def _html_bracket(view: ReportView) -> str:
 
 
 def _html_dissents(view: ReportView) -> str:
-    dissents, more = rv.capped(view.dissents())
-    if not dissents:
+    if not view.dissents():
         return ""
     rows = "".join(
-        f"<tr><td>{_h(d.judge)}</td><td>{_h(d.candidate)}</td><td>{_h(d.row)}</td>"
-        f'<td class="num">{d.score:.1f}</td><td class="num">{d.row_median:.1f}</td>'
-        f"<td>{'yes' if d.cites_test else 'no'}</td>"
-        f'<td class="why">{_h(d.rationale, rv.LINE * 2)}</td></tr>'
-        for d in dissents
+        rv.listed(
+            view.dissents(),
+            lambda d: (
+                f"<tr><td>{_h(d.judge)}</td><td>{_h(d.candidate)}</td><td>{_h(d.row)}</td>"
+                f'<td class="num">{d.score:.1f}</td><td class="num">{d.row_median:.1f}</td>'
+                f"<td>{'yes' if d.cites_test else 'no'}</td>"
+                f'<td class="why">{_h(d.rationale, rv.LINE * 2)}</td></tr>'
+            ),
+            lambda more: f'<tr><td colspan="7">… and {more} more</td></tr>',
+        )
     )
-    if more:
-        rows += f'<tr><td colspan="7">… and {more} more</td></tr>'
     return (
         '<section id="dissents"><h2>Dissents</h2><table><thead><tr><th>judge</th>'
         "<th>candidate</th><th>row</th><th>score</th><th>row median</th><th>cites a test</th>"
@@ -339,12 +348,17 @@ def _html_gates(view: ReportView) -> str:
 def _candidate_card(view: ReportView, cand: Mapping[str, Any]) -> str:
     name = str(cand.get("seat", ""))
     passed, total = rv.gate_counts(cand)
-    reasons, more = rv.capped(list(cand.get("reasons", [])), 5)
     reasons_html = "".join(
-        f"<li><code>{_h(r.get('code', ''))}</code> "
-        f'<span class="why">{_h(r.get("message", ""), rv.LINE * 2)}</span></li>'
-        for r in reasons
-    ) + (f"<li>… and {more} more</li>" if more else "")
+        rv.listed(
+            list(cand.get("reasons", [])),
+            lambda r: (
+                f"<li><code>{_h(r.get('code', ''))}</code> "
+                f'<span class="why">{_h(r.get("message", ""), rv.LINE * 2)}</span></li>'
+            ),
+            _more_item,
+            limit=5,
+        )
+    )
     return (
         f'<article class="candidate" data-seat="{_h(name, None)}">'
         f"<h3>{_h(name)} <small>attempt {rv.whole(cand.get('attempt'))}</small> "
@@ -361,7 +375,7 @@ def _candidate_card(view: ReportView, cand: Mapping[str, Any]) -> str:
         + "</p>"
         + _gate_table(cand)
         + _tamper_line(cand)
-        + (f'<ul class="plain">{reasons_html}</ul>' if reasons else "")
+        + (f'<ul class="plain">{reasons_html}</ul>' if reasons_html else "")
         + "</article>"
     )
 
@@ -404,18 +418,24 @@ def _cost(cand: Mapping[str, Any]) -> list[str]:
     return cost
 
 
-def _html_lessons(view: ReportView) -> str:
-    lessons, more = rv.capped(view.lessons())
-    if not lessons:
-        return '<section id="lessons"><h2>Lessons</h2><p>None written.</p></section>'
-    items = "".join(
+def _more_item(more: int) -> str:
+    return f"<li>… and {more} more</li>"
+
+
+def _lesson_item(lesson: Mapping[str, Any]) -> str:
+    return (
         f"<li><strong>{_h(lesson.get('gate', ''))}</strong> ({_h(lesson.get('kind', ''))}): "
         f"{_h(lesson.get('rule', ''), rv.LINE)}"
         f'<div class="why">what: {_h(lesson.get("what", ""), rv.LINE)}\n'
         f"cause: {_h(lesson.get('cause', ''), rv.LINE)}\n"
         f"evidence: {_h(lesson.get('evidence', ''), rv.LINE)}</div></li>"
-        for lesson in lessons
-    ) + (f"<li>… and {more} more</li>" if more else "")
+    )
+
+
+def _html_lessons(view: ReportView) -> str:
+    if not view.lessons():
+        return '<section id="lessons"><h2>Lessons</h2><p>None written.</p></section>'
+    items = "".join(rv.listed(view.lessons(), _lesson_item, _more_item))
     return (
         f'<section id="lessons"><h2>Lessons ({len(view.lessons())})</h2>'
         f'<ul class="plain">{items}</ul></section>'
