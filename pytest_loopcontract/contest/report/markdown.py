@@ -9,7 +9,7 @@ facts come from :class:`~.view.ReportView`. Pure string building.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ from pytest_loopcontract.contest.report.markup import (
     escape_markdown_inline,
     mermaid_label,
 )
-from pytest_loopcontract.contest.report.view import ReportView, Result
+from pytest_loopcontract.contest.report.view import Dissent, ReportView, Result
 
 __all__ = ["MARKDOWN_MAX_CHARS", "render_markdown"]
 
@@ -94,12 +94,9 @@ def _left_out_note(left_out: Sequence[str], pointer: str | None) -> str:
 def _markdown_sections(view: ReportView) -> list[_Section]:
     sections = [_Section("status", _md_status(view), None)]
     if view.escalations():
-        items, more = rv.capped(view.escalations())
         text = "**Escalations**\n\n" + "\n".join(
-            f"- {_m(rv.reason_text(e), rv.LINE)}" for e in items
+            rv.listed(view.escalations(), lambda e: f"- {_m(rv.reason_text(e), rv.LINE)}", _more)
         )
-        if more:
-            text += f"\n- … and {more} more"
         sections.append(_Section("escalations", text, None))
     sections.append(_Section("the seats table", _md_seats(view), 7))
     sections.append(_Section("the matrix", _md_matrix(view), 6))
@@ -196,11 +193,11 @@ def _md_matrix(view: ReportView) -> str:
         "column is that judge's mean over the rows (— its own family: it does not judge); row "
         "columns are the weighted medians.\n\n" + _md_table(header, body)
     )
-    notes, more = rv.capped(view.matrix_notes())
+    notes = rv.listed(
+        view.matrix_notes(), lambda n: f"- {_m(n.subject)}: {_m(n.text, rv.LINE)}", _more
+    )
     if notes:
-        text += "\n\n" + "\n".join(f"- {_m(n.subject)}: {_m(n.text, rv.LINE)}" for n in notes)
-        if more:
-            text += f"\n- … and {more} more"
+        text += "\n\n" + "\n".join(notes)
     return text
 
 
@@ -271,35 +268,37 @@ def _md_dissents(view: ReportView) -> str:
     dissents = view.dissents()
     if not dissents:
         return ""
-    shown, more = rv.capped(dissents)
-    lines = ["#### Dissents", ""]
-    for d in shown:
-        cites = " (cites a test)" if d.cites_test else ""
-        lines.append(
-            f"- {_m(d.judge)} on {_m(d.candidate)}, {_m(d.row)}: {d.score:.1f} against a median of "
-            f"{d.row_median:.1f}{cites}: {_m(d.rationale, rv.LINE)}"
-        )
-    if more:
-        lines.append(f"- … and {more} more")
-    return "\n".join(lines)
+    return "\n".join(["#### Dissents", "", *rv.listed(dissents, _dissent_item, _more)])
+
+
+def _dissent_item(d: Dissent) -> str:
+    cites = " (cites a test)" if d.cites_test else ""
+    return (
+        f"- {_m(d.judge)} on {_m(d.candidate)}, {_m(d.row)}: {d.score:.1f} against a median of "
+        f"{d.row_median:.1f}{cites}: {_m(d.rationale, rv.LINE)}"
+    )
 
 
 def _md_lessons(view: ReportView) -> str:
     lessons = view.lessons()
     if not lessons:
         return ""
-    shown, more = rv.capped(lessons)
-    lines = [f"#### Lessons ({len(lessons)})", ""]
-    for lesson in shown:
-        lines.append(
-            f"- **{_m(lesson.get('gate', ''))}** ({_m(lesson.get('kind', ''))}): "
-            f"{_m(lesson.get('rule', ''), rv.LINE)}  \n"
-            f"  what: {_m(lesson.get('what', ''), rv.LINE)}; "
-            f"cause: {_m(lesson.get('cause', ''), rv.LINE)}"
-        )
-    if more:
-        lines.append(f"- … and {more} more")
-    return "\n".join(lines)
+    return "\n".join(
+        [f"#### Lessons ({len(lessons)})", "", *rv.listed(lessons, _lesson_item, _more)]
+    )
+
+
+def _lesson_item(lesson: Mapping[str, Any]) -> str:
+    return (
+        f"- **{_m(lesson.get('gate', ''))}** ({_m(lesson.get('kind', ''))}): "
+        f"{_m(lesson.get('rule', ''), rv.LINE)}  \n"
+        f"  what: {_m(lesson.get('what', ''), rv.LINE)}; "
+        f"cause: {_m(lesson.get('cause', ''), rv.LINE)}"
+    )
+
+
+def _more(more: int) -> str:
+    return f"- … and {more} more"
 
 
 def _md_gates(view: ReportView) -> str:
@@ -327,11 +326,14 @@ def _md_gates(view: ReportView) -> str:
         tamper = rv.tamper_codes(cand)
         if tamper:
             text += "\n\nTamper findings: " + ", ".join(_m(t) for t in tamper[: rv.LIST_MAX])
-        reasons, more = rv.capped(list(cand.get("reasons", [])), 5)
+        reasons = rv.listed(
+            list(cand.get("reasons", [])),
+            lambda r: f"- {_m(rv.reason_text(r), rv.LINE)}",
+            _more,
+            limit=5,
+        )
         if reasons:
-            text += "\n\n" + "\n".join(f"- {_m(rv.reason_text(r), rv.LINE)}" for r in reasons)
-            if more:
-                text += f"\n- … and {more} more"
+            text += "\n\n" + "\n".join(reasons)
         parts.append(text)
     return "\n\n".join(parts)
 

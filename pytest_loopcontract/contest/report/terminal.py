@@ -7,12 +7,12 @@ from a seat goes through :func:`~.markup.plain_text` here, cut to a length; the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_loopcontract.contest.report import view as rv
 from pytest_loopcontract.contest.report.markup import plain_text
-from pytest_loopcontract.contest.report.view import ReportView, Result
+from pytest_loopcontract.contest.report.view import Dissent, ReportView, Result
 
 __all__ = ["next_step", "render_terminal"]
 
@@ -49,8 +49,8 @@ def _columns(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
     ]
 
 
-def _more(more: int, what: str = "more") -> list[str]:
-    return [f"  ... and {more} {what}"] if more else []
+def _more(more: int) -> str:
+    return f"  ... and {more} more"
 
 
 def _header(view: ReportView) -> list[str]:
@@ -108,40 +108,37 @@ def _seat_row(view: ReportView, name: str) -> list[str]:
 def _escalations(view: ReportView) -> list[str]:
     if not view.escalations():
         return []
-    shown, more = rv.capped(view.escalations())
-    return [
-        "",
-        "escalations",
-        *(f"  - {_t(rv.reason_text(e), rv.LINE)}" for e in shown),
-        *_more(more),
-    ]
+    escalations = rv.listed(
+        view.escalations(), lambda e: f"  - {_t(rv.reason_text(e), rv.LINE)}", _more
+    )
+    return ["", "escalations", *escalations]
 
 
 def _dissents(view: ReportView) -> list[str]:
     dissents = view.dissents()
     if not dissents:
         return []
-    lines = ["", "dissents"]
-    shown, more = rv.capped(dissents)
-    for d in shown:
-        cites = ", cites a test" if d.cites_test else ""
-        lines.append(
-            f"  - {_t(d.judge)} on {_t(d.candidate)}/{_t(d.row)}: {d.score:.1f} vs median "
-            f"{d.row_median:.1f}{cites}: {_t(d.rationale, rv.LINE)}"
-        )
-    return lines + _more(more)
+    return ["", "dissents", *rv.listed(dissents, _dissent_line, _more)]
+
+
+def _dissent_line(d: Dissent) -> str:
+    cites = ", cites a test" if d.cites_test else ""
+    return (
+        f"  - {_t(d.judge)} on {_t(d.candidate)}/{_t(d.row)}: {d.score:.1f} vs median "
+        f"{d.row_median:.1f}{cites}: {_t(d.rationale, rv.LINE)}"
+    )
 
 
 def _lessons(view: ReportView) -> list[str]:
     lessons = view.lessons()
-    lines = [f"lessons ({len(lessons)})"]
-    shown, more = rv.capped(lessons)
-    for lesson in shown:
-        lines.append(
-            f"  - {_t(lesson.get('gate', ''))} ({_t(lesson.get('kind', ''))}): "
-            f"{_t(lesson.get('rule', ''), rv.LINE)}"
-        )
-    return lines + _more(more)
+    return [f"lessons ({len(lessons)})", *rv.listed(lessons, _lesson_line, _more)]
+
+
+def _lesson_line(lesson: Mapping[str, Any]) -> str:
+    return (
+        f"  - {_t(lesson.get('gate', ''))} ({_t(lesson.get('kind', ''))}): "
+        f"{_t(lesson.get('rule', ''), rv.LINE)}"
+    )
 
 
 def _footer(view: ReportView) -> list[str]:
@@ -196,10 +193,11 @@ def _matrix(view: ReportView) -> list[str]:
         )
     lines += _columns(table)
     lines.append("  (x: same family, does not judge; -: no score)")
-    notes = view.matrix_notes()
-    shown, more = rv.capped(notes)
-    lines += [f"  {_t(n.subject)}: {_t(n.text, rv.LINE)}" for n in shown]
-    return lines + _more(more, "more notes")
+    return lines + rv.listed(
+        view.matrix_notes(),
+        lambda n: f"  {_t(n.subject)}: {_t(n.text, rv.LINE)}",
+        lambda more: f"  ... and {more} more notes",
+    )
 
 
 def _bracket(view: ReportView) -> list[str]:
