@@ -40,7 +40,17 @@ BROKEN = "def add(a, b):\n    return a - b\n"
 HONEST = "def add(a, b):\n    return a + b\n"
 
 
-def make_project(root: Path, extra: str = "", tests: str = TESTS, code: str = BROKEN) -> Path:
+def make_project(
+    root: Path,
+    extra: str = "",
+    tests: str = TESTS,
+    code: str = BROKEN,
+    *,
+    take_baseline: bool = True,
+) -> Path:
+    """The calc project in a fresh repository; ``extra`` is appended to the contract's only
+    DoD item (``hidden:`` or other keys) or the contract itself; the baseline is taken unless
+    ``take_baseline`` is false."""
     (root / "src/calc").mkdir(parents=True)
     (root / "tests").mkdir()
     (root / "src/calc/__init__.py").write_text("", "utf-8")
@@ -53,9 +63,14 @@ def make_project(root: Path, extra: str = "", tests: str = TESTS, code: str = BR
     )
     (root / "loopcontract.yml").write_text(CONTRACT.format(extra=extra), "utf-8")
     init_repo(root)
+    if take_baseline:
+        baseline(root)
+    return root
+
+
+def baseline(root: Path) -> None:
     result = run_cli(root, "baseline")
     assert result.returncode == 0, result.stdout + result.stderr
-    return root
 
 
 def reset(root: Path) -> None:
@@ -71,6 +86,7 @@ def write(root: Path, rel: str, text: str) -> None:
 
 def verify(root: Path) -> tuple[int, dict[str, Any]]:
     result = run_cli(root, "verify", "--json")
+    assert "Traceback" not in result.stderr, result.stderr
     verdict = result.json()
     assert_valid_verdict(verdict)
     assert verdict["exit_code"] == result.returncode
