@@ -40,117 +40,24 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.baseline import BaselineRecord, baseline_path, load_baseline
-from pytest_loopcontract.evaluate import Evidence, evaluate, utc_now
-from pytest_loopcontract.results import RunResults, TestRecord
-from pytest_loopcontract.workspace import Pin
-
-from pytest_loopcontract.contract import parse_contract
-from pytest_loopcontract.verdict import write_json_atomic
-from pytest_loopcontract.verdict_tests import verdict_outcomes
-
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from pytest_loopcontract.fsio import write_json_atomic  # noqa: E402
+from pytest_loopcontract.statedir import StateDir  # noqa: E402
+from pytest_loopcontract.verdict_tests import verdict_outcomes  # noqa: E402
+from pytest_loopcontract.verifier.baseline import BaselineRecord, load_baseline  # noqa: E402
+from pytest_loopcontract.verifier.results import RunResults  # noqa: E402
+from testing.large_suite import (  # noqa: E402
+    ACCEPTANCE,
+    baseline_record,
+    candidate_results,
+    outcome_of,
+    synthetic_ids,
+    verdict_document,
+)
+
 TARGET_BYTES = 5_000_000
-ACCEPTANCE = 10
-
-
-def synthetic_ids(count: int) -> list[str]:
-    """Node ids the way a large suite has them: packages of modules, three classes and
-    module-level tests per module, each test parametrized ten ways."""
-    ids: list[str] = []
-    module = 0
-    while len(ids) < count:
-        path = f"tests/pkg{module % 12:02d}/test_module_{module:03d}.py"
-        for owner in ("TestClass0::", "TestClass1::", "TestClass2::", ""):
-            for func in range(5):
-                ids.extend(
-                    f"{path}::{owner}test_something_long_{func}[param-{k}]" for k in range(10)
-                )
-        module += 1
-    return ids[:count]
-
-
-def outcome_of(index: int) -> str:
-    if index < ACCEPTANCE or index % 100 == 50:
-        return "failed"
-    return "skipped" if index % 200 == 7 else "passed"
-
-
-CONTRACT = """\
-version: 1
-id: bench-sizes
-goal: a large suite
-mode: fix
-dod:
-  - id: fixed
-    text: the acceptance tests pass
-    tests:
-{tests}
-"""
-
-
-def baseline_record(ids: list[str]) -> BaselineRecord:
-    """The record ``take_baseline`` writes for these results (same fields, same rules)."""
-    outcomes = {n: outcome_of(i) for i, n in enumerate(ids)}
-    acceptance = ids[:ACCEPTANCE]
-    pins = {
-        f"tests/pkg{i:02d}/conftest.py": Pin(sha256="a" * 64, blob="b" * 40, mode="100644")
-        for i in range(12)
-    }
-    return BaselineRecord(
-        commit="c" * 40,
-        tree="d" * 40,
-        contract_path="loopcontract.yml",
-        contract_sha256="e" * 64,
-        contract_id="bench-sizes",
-        mode="fix",
-        collected=sorted(outcomes),
-        outcomes=outcomes,
-        fail_to_pass=acceptance,
-        pass_to_pass=[n for n, o in outcomes.items() if o == "passed" and n not in acceptance],
-        pins=pins,
-        protected_globs=["conftest.py", "pyproject.toml"],
-        plugins=["_loopcontract_inner"],
-        created=utc_now(),
-        extra={"unstable": [], "doctests": {}, "module_origins": {}},
-    )
-
-
-def candidate_results(ids: list[str]) -> RunResults:
-    """A run of the candidate: the acceptance tests now pass, everything else as at baseline."""
-    tests = []
-    for i, nodeid in enumerate(ids):
-        outcome = "passed" if i < ACCEPTANCE else outcome_of(i)
-        message = f"AssertionError: assert {i} == {i + 1}\n  where {i} = compute()" * 2
-        tests.append(
-            TestRecord(
-                nodeid,
-                outcome,
-                duration=0.000123 + i % 97 / 10_000,
-                when="call" if outcome != "skipped" else "setup",
-                message=message if outcome != "passed" else "",
-            )
-        )
-    return RunResults(nonce="n" * 32, tests=tests, testscollected=len(ids))
-
-
-def verdict_document(ids: list[str], record: BaselineRecord, workdir: Path) -> dict[str, Any]:
-    text = CONTRACT.format(tests="".join(f"      - {n}\n" for n in record.fail_to_pass))
-    contract = parse_contract(text.encode("utf-8"), Path("loopcontract.yml"))
-    evidence = Evidence(
-        trust="isolated",
-        nonce="n" * 32,
-        workdir=workdir,
-        contract_relpath="loopcontract.yml",
-        started=utc_now(),
-        started_monotonic=time.monotonic(),
-        fail_to_pass=record.fail_to_pass,
-        pass_to_pass=record.pass_to_pass,
-        base_commit=record.commit,
-        commit="f" * 40,
-        dirty=False,
-    )
-    return evaluate(contract, candidate_results(ids), evidence)
 
 
 def format1_baseline(record: BaselineRecord) -> dict[str, Any]:
@@ -214,14 +121,14 @@ def run(count: int, repeat: int) -> dict[str, Any]:
         anchor_file, verdict_file = root / "ids.json", root / "verdict.json"
         old_baseline, old_verdict = root / "baseline-format1.json", root / "verdict-format1.json"
         document = verdict_document(ids, record, root)
-        write_json_atomic(baseline_path(root), record.to_json())
+        write_json_atomic(StateDir.of(root).baseline, record.to_json())
         write_json_atomic(verdict_file, document)
         write_json_atomic(old_baseline, format1_baseline(record))
         write_json_atomic(old_verdict, format1_verdict(document, candidate_results(ids)))
         anchor_text = json.dumps(ids)
         anchor_file.write_text(anchor_text, "utf-8")
         sizes = {
-            "baseline_bytes": baseline_path(root).stat().st_size,
+            "baseline_bytes": StateDir.of(root).baseline.stat().st_size,
             "verdict_bytes": verdict_file.stat().st_size,
             "baseline_format1_bytes": old_baseline.stat().st_size,
             "verdict_format1_bytes": old_verdict.stat().st_size,
@@ -231,7 +138,7 @@ def run(count: int, repeat: int) -> dict[str, Any]:
             "anchor_dumps_ids": timings(lambda: json.dumps(ids), repeat),
             "anchor_loads_ids": timings(lambda: json.loads(anchor_text), repeat),
             "baseline_write": timings(
-                lambda: write_json_atomic(baseline_path(root), record.to_json()), repeat
+                lambda: write_json_atomic(StateDir.of(root).baseline, record.to_json()), repeat
             ),
             "baseline_read": timings(lambda: load_baseline(root), repeat),
             "verdict_write": timings(lambda: write_json_atomic(verdict_file, document), repeat),

@@ -6,14 +6,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pluggy
 
 from pytest_loopcontract import hookspecs
-
-if TYPE_CHECKING:
-    from pytest_loopcontract.contest.seats import Seat, SeatRun
+from pytest_loopcontract.contest.seat_model import Seat, SeatRun, apply_report, read_report
 
 __all__ = ["metric_sources", "plugin_manager", "seat_result"]
 
@@ -30,8 +28,6 @@ class _Builtins:
 
     @hookspecs.hookimpl(trylast=True)
     def loopcontract_seat_result(self, run: SeatRun, report_file: Path) -> SeatRun:
-        from pytest_loopcontract.contest.seats import apply_report, read_report
-
         return apply_report(run, read_report(report_file))
 
 
@@ -58,8 +54,6 @@ def seat_result(seat: Seat, run: SeatRun, report_file: Path) -> SeatRun:
     A contest must not crash because an adapter did: if one raises or answers with something
     that is not a ``SeatRun``, the built-in reading is used and a note says why.
     """
-    from pytest_loopcontract.contest.seats import SeatRun, apply_report, read_report
-
     hook = plugin_manager().hook.loopcontract_seat_result
     try:
         result = hook(seat=seat, run=run, report_file=report_file)

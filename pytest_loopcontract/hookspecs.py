@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from pytest_loopcontract.contest.seats import Seat, SeatRun
+    from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
 
@@ -56,11 +56,11 @@ def loopcontract_seat_result(seat: Seat, run: SeatRun, report_file: Path) -> Sea
     ``run`` carries the process facts only: ``status`` is ``ok``, ``error`` (non-zero exit or
     a signal), ``timeout`` or ``unavailable``, with the command, exit code, seconds, the head
     and tail of stdout and the tail of stderr. ``report_file`` is where the seat was told to
-    write its report (it may not exist). Return a new :class:`~.contest.seats.SeatRun` (for
+    write its report (it may not exist). Return a new :class:`~.contest.seat_model.SeatRun` (for
     instance with ``status="refused"`` when the CLI's output says it declined, or with the
     ``tokens`` and ``cost_usd`` the CLI printed), or ``None`` to leave the run to the next
     implementation. The first non-``None`` answer wins; the built-in implementation runs last
-    and applies the report file (:func:`~.contest.seats.apply_report`), so an adapter that
+    and applies the report file (:func:`~.contest.seat_model.apply_report`), so an adapter that
     answers should call ``apply_report(run, read_report(report_file))`` itself if it wants the
     report honoured too. Tokens and cost must be what the agent reported, never an estimate.
     """

@@ -179,7 +179,7 @@ def build_verdict(
     decision = {"pass": "done", "fail": "continue", "error": "continue"}[verdict]
     if exit_code == EXIT_AWAIT_HUMAN:
         decision = "await_human"
-    document = {
+    document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "pytest-loopcontract", "version": tool_version},
         "contract": dict(contract),
@@ -201,17 +201,27 @@ def build_verdict(
         "environment": dict(environment),
         "timing": dict(timing),
     }
+    return {**document, **_optional_parts(egress, reruns, confinement)}
+
+
+def _optional_parts(
+    egress: Mapping[str, Any] | None,
+    reruns: Sequence[Mapping[str, Any]],
+    confinement: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The sections a verdict carries only when there is something to say in them."""
+    parts: dict[str, Any] = {}
     if egress is not None:
-        document["egress"] = dict(egress)
+        parts["egress"] = dict(egress)
     if reruns:
-        document["reruns"] = [dict(r) for r in reruns]
+        parts["reruns"] = [dict(r) for r in reruns]
     if confinement is not None:
-        document["isolation"] = confinement["mode"]
-        document["confinement"] = {
+        parts["isolation"] = confinement["mode"]
+        parts["confinement"] = {
             "note": str(confinement.get("note", "")),
             "leftovers": list(confinement.get("leftovers", ())),
         }
-    return document
+    return parts
 
 
 def environment_info(commit: str | None, dirty: bool | None) -> dict[str, Any]:
@@ -293,6 +303,10 @@ class VerdictView:
         gates = self.document.get("gates")
         listed = gates.get(kind) if isinstance(gates, Mapping) else None
         return [g for g in _maps(listed) if g.get("status") != "pass"]
+
+    def reasons(self) -> list[Mapping[str, Any]]:
+        """The verdict's reasons (``{"code", "message"}`` each), in its order."""
+        return _maps(self.document.get("reasons"))
 
     def findings(self, *, blocking: bool = False) -> list[Mapping[str, Any]]:
         """The tamper findings; ``blocking`` keeps only those the contract does not allow."""

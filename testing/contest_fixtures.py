@@ -26,7 +26,8 @@ from typing import Any
 
 from pytest_loopcontract.contest.bracket import Entrant, run_bracket
 from pytest_loopcontract.contest.judging import JudgeOutcome
-from pytest_loopcontract.contest.matrix import ROWS, Cell, score_matrix
+from pytest_loopcontract.contest.matrix import score_matrix
+from pytest_loopcontract.contest.matrix_model import ROWS, Cell
 from pytest_loopcontract.contest.panel import PanelSettings, matrix_document
 from pytest_loopcontract.contest.scoring import bracket_document
 

@@ -47,8 +47,12 @@ def make_project(
     tests: str = TESTS,
     code: str = BROKEN,
     files: Mapping[str, str] | None = None,
+    *,
+    take_baseline: bool = True,
 ) -> Path:
-    """The calc project, baselined; ``files`` adds more files (relative path: text)."""
+    """The calc project in a fresh repository; ``extra`` is appended to the contract's only
+    DoD item (``hidden:`` or other keys) or the contract itself; ``files`` adds more files
+    (relative path: text); the baseline is taken unless ``take_baseline`` is false."""
     (root / "src/calc").mkdir(parents=True)
     (root / "tests").mkdir()
     for rel, text in (files or {}).items():
@@ -64,9 +68,14 @@ def make_project(
     )
     (root / "loopcontract.yml").write_text(CONTRACT.format(extra=extra), "utf-8")
     init_repo(root)
+    if take_baseline:
+        baseline(root)
+    return root
+
+
+def baseline(root: Path) -> None:
     result = run_cli(root, "baseline")
     assert result.returncode == 0, result.stdout + result.stderr
-    return root
 
 
 def reset(root: Path) -> None:
@@ -82,6 +91,7 @@ def write(root: Path, rel: str, text: str) -> None:
 
 def verify(root: Path) -> tuple[int, dict[str, Any]]:
     result = run_cli(root, "verify", "--json")
+    assert "Traceback" not in result.stderr, result.stderr
     verdict = result.json()
     assert_valid_verdict(verdict)
     assert verdict["exit_code"] == result.returncode

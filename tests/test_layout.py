@@ -24,6 +24,7 @@ PURE = [
     "pytest_loopcontract.verifier.gates",
     "pytest_loopcontract.verifier.baseline_messages",
     "pytest_loopcontract.contest.matrix",
+    "pytest_loopcontract.contest.matrix_model",
     "pytest_loopcontract.contest.bracket",
     "pytest_loopcontract.loop.progress",
 ]

@@ -21,6 +21,7 @@ VERDICT: dict[str, Any] = {
         "measured": [{"id": "m1", "status": "missing"}],
     },
     "tamper": {"findings": [{"code": "x", "allowed": True}, {"code": "y", "allowed": False}]},
+    "reasons": [{"code": "hard_gate_failed", "message": "h2"}],
 }
 
 
@@ -33,9 +34,13 @@ def test_the_view_answers_from_the_document() -> None:
     assert [g["id"] for g in view.failed_gates("measured")] == ["m1"]
     assert [f["code"] for f in view.findings()] == ["x", "y"]
     assert [f["code"] for f in view.findings(blocking=True)] == ["y"]
+    assert [r["code"] for r in view.reasons()] == ["hard_gate_failed"]
 
 
 def test_a_malformed_verdict_reads_as_empty_not_as_a_traceback() -> None:
-    view = VerdictView({"tests": "junk", "dod": [3, None], "gates": [], "tamper": {"findings": 1}})
+    view = VerdictView(
+        {"tests": "junk", "dod": [3, None], "gates": [], "tamper": {"findings": 1}, "reasons": 2}
+    )
     assert view.failing_tests() == [] and view.dod_failing("a") == []
     assert view.failed_gates("hard") == [] and view.findings() == []
+    assert view.reasons() == []

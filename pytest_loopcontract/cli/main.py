@@ -174,13 +174,7 @@ def _run_gate(a: Namespace) -> int:
     from pytest_loopcontract.cli.commands.gate import gate
 
     return gate(
-        a.target,
-        a.decision,
-        by=a.by,
-        reason=a.reason,
-        seat=a.seat,
-        run_id=a.run,
-        as_json=a.json,
+        a.target, a.decision, by=a.by, reason=a.reason, seat=a.seat, run_id=a.run, as_json=a.json
     )
 
 

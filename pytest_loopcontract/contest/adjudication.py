@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_loopcontract.contest.judging import JudgeOutcome
-from pytest_loopcontract.contest.matrix import Cell, MatrixResult
+from pytest_loopcontract.contest.matrix_model import Cell, MatrixResult
 from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.panel import (
     convene,
@@ -26,7 +26,7 @@ from pytest_loopcontract.contest.panel import (
 from pytest_loopcontract.contest.run_state import Candidate, RunState
 from pytest_loopcontract.contest.scoring import Contender, Scoring, judge_contenders, score_cells
 from pytest_loopcontract.contest.screening import screen
-from pytest_loopcontract.contest.seats import Seat, SeatRun
+from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.standing import gate_summary
 from pytest_loopcontract.verifier.workspace import diff_text
 

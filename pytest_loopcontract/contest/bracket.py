@@ -151,20 +151,7 @@ def run_bracket(entrants: Iterable[Entrant], *, cut: Cut = 2, final: int = 2) ->
     _check_params(cut, final)
     field = list(entrants)
     _check_unique(field)
-
-    ranked_all = rank(field)
-    passers = [e for e in ranked_all if e.passed_matrix]
-    failers = tuple(e.label for e in ranked_all if not e.passed_matrix)
-    screen = Round(
-        number=0,
-        field_in=tuple(e.label for e in ranked_all),
-        field_out=tuple(e.label for e in passers),
-        eliminated=failers,
-        cut_line=None,
-        decided_by="matrix" if failers else None,
-        reason=f"{len(failers)} failed the validity matrix" if failers else "all passed",
-    )
-
+    screen, passers = _screen(field)
     if not passers:
         reason = "no candidate passed the validity matrix" if field else "no candidates entered"
         return BracketResult(screen, (), (), None, None, reason)
@@ -179,15 +166,7 @@ def run_bracket(entrants: Iterable[Entrant], *, cut: Cut = 2, final: int = 2) ->
             reason=f"{only} is the only candidate that passed the validity matrix; "
             "awaiting the human gate",
         )
-
-    rounds: list[Round] = []
-    by_label = {e.label: e for e in passers}
-    current: list[Entrant] = passers
-    while len(current) > final:
-        step = next_round(current, number=len(rounds) + 1, cut=cut, final=final)
-        rounds.append(step)
-        current = [by_label[label] for label in step.field_out]
-
+    rounds, current = _rounds(passers, cut=cut, final=final)
     finalists = rank(current)
     winner = finalists[0]
     decided = _decided_by(winner, finalists[1]) if len(finalists) > 1 else None
@@ -204,6 +183,35 @@ def run_bracket(entrants: Iterable[Entrant], *, cut: Cut = 2, final: int = 2) ->
             else f"{winner.label} is the only finalist; awaiting the human gate"
         ),
     )
+
+
+def _screen(field: Sequence[Entrant]) -> tuple[Round, list[Entrant]]:
+    """Round 0: the matrix failers leave; the passers, in rank order, go on."""
+    ranked_all = rank(field)
+    passers = [e for e in ranked_all if e.passed_matrix]
+    failers = tuple(e.label for e in ranked_all if not e.passed_matrix)
+    screen = Round(
+        number=0,
+        field_in=tuple(e.label for e in ranked_all),
+        field_out=tuple(e.label for e in passers),
+        eliminated=failers,
+        cut_line=None,
+        decided_by="matrix" if failers else None,
+        reason=f"{len(failers)} failed the validity matrix" if failers else "all passed",
+    )
+    return screen, passers
+
+
+def _rounds(passers: list[Entrant], *, cut: Cut, final: int) -> tuple[list[Round], list[Entrant]]:
+    """Cut rounds until ``final`` remain: the rounds, and who is left."""
+    rounds: list[Round] = []
+    by_label = {e.label: e for e in passers}
+    current = passers
+    while len(current) > final:
+        step = next_round(current, number=len(rounds) + 1, cut=cut, final=final)
+        rounds.append(step)
+        current = [by_label[label] for label in step.field_out]
+    return rounds, current
 
 
 # --------------------------------------------------------------------------------------------

@@ -208,6 +208,7 @@ def _record(
     reason: str | None,
     sha: str | None,
 ) -> None:
+    """The human gate in the ledger: the event, the decision and, after a merge, the merge."""
     run_id, contract_id = result["run_id"], result["contract"]["id"]
     winner = chosen["seat"] if chosen else None
     waived = (
@@ -215,12 +216,13 @@ def _record(
         if chosen and decision == "waive"
         else []
     )
+
+    def event(payload: dict[str, Any]) -> Entry:
+        return Entry(kind="event", run_id=run_id, contract_id=contract_id, payload=payload)
+
     entries = [
-        Entry(
-            kind="event",
-            run_id=run_id,
-            contract_id=contract_id,
-            payload={
+        event(
+            {
                 "event": "human_gate",
                 "by": by,
                 "decision": decision,
@@ -228,41 +230,46 @@ def _record(
                 "seat": winner,
                 "reason": reason or "",
                 "waived": waived,
-            },
+            }
         ),
-        Entry(
-            kind="decision",
-            run_id=run_id,
-            contract_id=contract_id,
-            payload={
-                "winner": winner,
-                "outcomes": {
-                    c["seat"]: ("pass" if c["seat"] == winner else "fail")
-                    for c in result.get("candidates") or []
-                },
-                "by": f"human:{by}",
-                "decision": decision,
-            },
-            seat=winner,
-            family=chosen["family"] if chosen else None,
-        ),
+        _decision_entry(result, decision, chosen, by),
     ]
     if sha and chosen:
         entries.append(
-            Entry(
-                kind="event",
-                run_id=run_id,
-                contract_id=contract_id,
-                payload={
+            event(
+                {
                     "event": "merge",
                     "seat": winner,
                     "branch": chosen["branch"],
                     "commit": chosen["commit"],
                     "into": sha,
-                },
+                }
             )
         )
     ledger.append_many(entries)
+
+
+def _decision_entry(
+    result: Mapping[str, Any], decision: str, chosen: Mapping[str, Any] | None, by: str
+) -> Entry:
+    """Who won (none when rejected) and every candidate's outcome, by the person who decided."""
+    winner = chosen["seat"] if chosen else None
+    return Entry(
+        kind="decision",
+        run_id=result["run_id"],
+        contract_id=result["contract"]["id"],
+        payload={
+            "winner": winner,
+            "outcomes": {
+                c["seat"]: ("pass" if c["seat"] == winner else "fail")
+                for c in result.get("candidates") or []
+            },
+            "by": f"human:{by}",
+            "decision": decision,
+        },
+        seat=winner,
+        family=chosen["family"] if chosen else None,
+    )
 
 
 def _certify(

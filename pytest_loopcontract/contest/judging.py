@@ -20,19 +20,15 @@ Why it works this way:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.contest.matrix import ROWS, Cell
-from pytest_loopcontract.contest.packets import (
-    CandidateView,
-    build_packet,
-    redact_secrets,
-    write_packet,
-)
-from pytest_loopcontract.contest.replies import DiscardedCell, parse_reply
+from pytest_loopcontract.contest.matrix_model import Cell
+from pytest_loopcontract.contest.packets import JudgeBrief, build_packet, write_packet
+from pytest_loopcontract.contest.redaction import redact_secrets
+from pytest_loopcontract.contest.replies import DiscardedCell, ParsedReply, parse_reply
 
 __all__ = [
     "ASK_STATUSES",
@@ -104,103 +100,92 @@ class JudgeOutcome:
 
 
 def run_judge(
-    *,
-    run_id: str,
-    judge_seat: str,
-    judge_family: str,
-    task: Mapping[str, Any],
-    candidates: Sequence[CandidateView],
-    identities: Iterable[str],
-    rows: Sequence[str] = ROWS,
-    packet_dir: Path,
-    ask: Callable[[Path], AskResult],
-    max_diff_chars: int = 60_000,
+    brief: JudgeBrief, *, packet_dir: Path, ask: Callable[[Path], AskResult]
 ) -> JudgeOutcome:
-    """Build and write the packet for ``judge_seat``, ask the judge, parse its reply.
+    """Build and write the packet for the brief's judge, ask the judge, parse its reply.
 
     A reply that is not a JSON object with a ``scores`` list gets one repair request (same
     labels, ``repair`` filled in); if that fails too the judge is ``discarded`` with the reason.
     A non-``ok`` ask ends the judge with that status. Packets are written to
     ``packet_dir/<judge>.packet.json`` and ``packet_dir/<judge>.repair.json``.
     """
-    identity_list = list(identities)
-    families = {view.seat: view.family for view in candidates}
+    packet, labels = build_packet(brief)
+    judge = _Judging(brief, labels, packet_dir, ask)
+    if not labels:
+        return judge.outcome("no_candidates", "every candidate is the judge's own seat or family")
+    error: str | None = None
+    previous = ""
+    for number, suffix in ((1, "packet"), (2, "repair")):
+        if number == 2:
+            packet, repair_labels = build_packet(
+                brief, {"error": error or "", "previous_reply": previous}
+            )
+            if repair_labels != labels:  # pragma: no cover - build_packet is deterministic
+                raise AssertionError("the repair packet changed the labels")
+        result = judge.ask_once(suffix, packet)
+        if result.status != "ok":
+            judge.attempt(number, result.status, result.reason or None, result.stdout)
+            return judge.outcome(result.status, result.reason)
+        parsed, error = judge.parse(result)
+        judge.attempt(number, "ok", error, result.stdout)
+        if parsed is not None and parsed.error is None:
+            note = f"{len(parsed.discarded)} cell(s) discarded" if parsed.discarded else ""
+            status = "ok" if number == 1 else "repaired"
+            return judge.outcome(status, note, parsed.cells, parsed.discarded)
+        previous = result.stdout or ""
+    return judge.outcome("discarded", f"reply unusable after one repair: {error}")
 
-    def packet_for(repair: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, str]]:
-        return build_packet(
-            run_id=run_id,
-            judge_seat=judge_seat,
-            judge_family=judge_family,
-            task=task,
-            candidates=candidates,
-            identities=identity_list,
-            rows=rows,
-            repair=repair,
-            max_diff_chars=max_diff_chars,
+
+@dataclass
+class _Judging:
+    """One judge's run in progress: its brief, its blind labels and the attempts so far."""
+
+    brief: JudgeBrief
+    labels: Mapping[str, str]
+    packet_dir: Path
+    ask: Callable[[Path], AskResult]
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+
+    def ask_once(self, suffix: str, packet: Mapping[str, Any]) -> AskResult:
+        name = _UNSAFE_NAME.sub("_", self.brief.judge_seat) or "judge"
+        path = self.packet_dir / f"{name}.{suffix}.json"
+        write_packet(path, packet)
+        return self.ask(path)
+
+    def parse(self, result: AskResult) -> tuple[ParsedReply | None, str | None]:
+        """The parsed reply (``None`` when there is nothing to read) and what is wrong with it."""
+        if result.stdout is None:
+            return None, "no readable reply" + (f" ({result.reason})" if result.reason else "")
+        parsed = parse_reply(
+            result.stdout,
+            labels=self.labels,
+            judge_seat=self.brief.judge_seat,
+            judge_family=self.brief.judge_family,
+            rows=self.brief.rows,
+            seat_families={view.seat: view.family for view in self.brief.candidates},
+        )
+        return parsed, parsed.error
+
+    def attempt(self, number: int, status: str, error: str | None, stdout: str | None) -> None:
+        head = None if stdout is None else redact_secrets(stdout[:_REPLY_HEAD_CHARS])
+        self.attempts.append(
+            {"attempt": number, "status": status, "error": error, "reply_head": head}
         )
 
-    packet, labels = packet_for(None)
-
     def outcome(
+        self,
         status: str,
-        attempts: list[dict[str, Any]],
         note: str = "",
         cells: tuple[Cell, ...] = (),
         discarded: tuple[DiscardedCell, ...] = (),
     ) -> JudgeOutcome:
         return JudgeOutcome(
-            seat=judge_seat,
-            family=judge_family,
+            seat=self.brief.judge_seat,
+            family=self.brief.judge_family,
             status=status,
             cells=cells,
             discarded_cells=discarded,
-            labels=dict(labels),
-            attempts=tuple(attempts),
+            labels=dict(self.labels),
+            attempts=tuple(self.attempts),
             note=note,
         )
-
-    if not labels:
-        return outcome("no_candidates", [], "every candidate is the judge's own seat or family")
-
-    name = _UNSAFE_NAME.sub("_", judge_seat) or "judge"
-    attempts: list[dict[str, Any]] = []
-    error: str | None = None
-    previous = ""
-    for number, suffix in ((1, "packet"), (2, "repair")):
-        if number == 2:
-            packet, repair_labels = packet_for({"error": error or "", "previous_reply": previous})
-            if repair_labels != labels:  # pragma: no cover - build_packet is deterministic
-                raise AssertionError("the repair packet changed the labels")
-        path = packet_dir / f"{name}.{suffix}.json"
-        write_packet(path, packet)
-        result = ask(path)
-        if result.status != "ok":
-            attempts.append(_attempt(number, result.status, result.reason or None, result.stdout))
-            return outcome(result.status, attempts, result.reason)
-        if result.stdout is None:
-            error = "no readable reply" + (f" ({result.reason})" if result.reason else "")
-            parsed = None
-        else:
-            parsed = parse_reply(
-                result.stdout,
-                labels=labels,
-                judge_seat=judge_seat,
-                judge_family=judge_family,
-                rows=rows,
-                seat_families=families,
-            )
-            error = parsed.error
-        attempts.append(_attempt(number, "ok", error, result.stdout))
-        if parsed is not None and parsed.error is None:
-            status = "ok" if number == 1 else "repaired"
-            note = ""
-            if parsed.discarded:
-                note = f"{len(parsed.discarded)} cell(s) discarded"
-            return outcome(status, attempts, note, parsed.cells, parsed.discarded)
-        previous = result.stdout or ""
-    return outcome("discarded", attempts, f"reply unusable after one repair: {error}")
-
-
-def _attempt(number: int, status: str, error: str | None, stdout: str | None) -> dict[str, Any]:
-    head = None if stdout is None else redact_secrets(stdout[:_REPLY_HEAD_CHARS])
-    return {"attempt": number, "status": status, "error": error, "reply_head": head}

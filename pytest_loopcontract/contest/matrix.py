@@ -1,7 +1,8 @@
 """The validity matrix: peer scores in, one judged-gate outcome per candidate out.
 
 Every eligible seat scores every other family's candidate on four rows. This module is the
-arithmetic only (stdlib, no I/O, nothing else from the package), so the rule that decides
+arithmetic only (stdlib, no I/O, nothing from the package but the matrix's own data in
+:mod:`.matrix_model`), so the rule that decides
 whether a candidate survives the judged gate can be read, tested and replayed from a ledger
 without running a single judge.
 
@@ -22,26 +23,33 @@ Why these rules:
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Protocol
+
+from pytest_loopcontract.contest.matrix_model import (
+    LOW_CONFIDENCE,
+    MIN_CALIBRATION_CELLS,
+    ROW_FLOOR_MARGIN,
+    ROWS,
+    AgreementLike,
+    CandidateScore,
+    Cell,
+    Dissent,
+    DroppedCell,
+    FamilyHistory,
+    MatrixReason,
+    MatrixResult,
+    check_candidates,
+    check_cell,
+    check_history,
+    check_settings,
+    exact,
+    family_key,
+)
 
 __all__ = [
-    "LOW_CONFIDENCE",
-    "MIN_CALIBRATION_CELLS",
-    "ROWS",
-    "ROW_FLOOR_MARGIN",
-    "AgreementLike",
-    "CandidateScore",
-    "Cell",
-    "Dissent",
-    "DroppedCell",
-    "FamilyHistory",
-    "MatrixReason",
-    "MatrixResult",
     "calibration_weight",
     "cell_agrees",
     "cites_test",
@@ -49,22 +57,6 @@ __all__ = [
     "tally_calibration",
     "weighted_median",
 ]
-
-ROWS: tuple[str, ...] = ("question_fidelity", "completeness", "evidence", "test_agreement")
-"""The four rows every judge scores, in the order results report them."""
-
-SCORE_MIN = 0.0
-SCORE_MAX = 10.0
-
-ROW_FLOOR_MARGIN = 2.0
-"""A row median below ``min_score - ROW_FLOOR_MARGIN`` fails the candidate: a high overall
-score must not hide one row (say, evidence) that the judges found missing."""
-
-LOW_CONFIDENCE = 0.4
-"""Mean confidence under this escalates: unsure judges should not decide on their own."""
-
-MIN_CALIBRATION_CELLS = 5
-"""A family's history counts only after this many decided cells; before that it is noise."""
 
 _PRIOR = Fraction(1, 2)
 """The calibration of a family we know nothing about, and where Laplace smoothing pulls to."""
@@ -75,151 +67,6 @@ _TRIM_AT = 5
 _NODE_ID = re.compile(r"[\w./\\-]*\.py::\w")
 _TEST_FILE = re.compile(r"(?:\btest_\w*|\w+_test)\.py\b")
 _TEST_NAME = re.compile(r"\btest_\w+")
-
-
-# --------------------------------------------------------------------------------------------
-# inputs
-
-
-@dataclass(frozen=True, order=True)
-class Cell:
-    """One judge's score of one candidate on one row.
-
-    ``evidence`` is a pointer (a file and line, a test node id, a log excerpt id) and
-    ``rationale`` the judge's words; both travel with a dissent so a human can check it.
-    """
-
-    seat: str
-    family: str
-    candidate: str
-    row: str
-    score: float
-    confidence: float
-    evidence: str = ""
-    rationale: str = ""
-
-
-class AgreementLike(Protocol):
-    """Anything with ``agree`` and ``total`` counts: :class:`FamilyHistory`, or the ledger's
-    per-family agreement record, passed straight through without this module importing it."""
-
-    @property
-    def agree(self) -> int: ...
-    @property
-    def total(self) -> int: ...
-
-
-@dataclass(frozen=True)
-class FamilyHistory:
-    """A family's record in the ledger: cells that agreed with the decided outcome, of all
-    its cells whose candidate's outcome has been decided."""
-
-    agree: int
-    total: int
-
-    def __post_init__(self) -> None:
-        _check_history(self.agree, self.total)
-
-
-# --------------------------------------------------------------------------------------------
-# outputs
-
-
-@dataclass(frozen=True)
-class MatrixReason:
-    """Why a candidate failed or escalated. ``code`` is stable; ``message`` is for people."""
-
-    code: str
-    message: str
-
-
-@dataclass(frozen=True)
-class DroppedCell:
-    """A cell that never entered the arithmetic, and why (``self_family``, ``self_seat``,
-    ``unknown_candidate``). Reported so that an attempt at self-scoring is visible."""
-
-    cell: Cell
-    reason: str
-
-
-@dataclass(frozen=True)
-class Dissent:
-    """A cell further than ``dissent_threshold`` from its row median.
-
-    Kept with its rationale and evidence because a lone dissenter is sometimes the only judge
-    that ran the test; ``cites_test`` says its evidence names one, which earns the candidate
-    one re-run of its gates.
-    """
-
-    seat: str
-    family: str
-    candidate: str
-    row: str
-    score: float
-    row_median: float
-    distance: float
-    evidence: str
-    rationale: str
-    cites_test: bool
-
-
-@dataclass(frozen=True)
-class CandidateScore:
-    """Everything the matrix concluded about one candidate.
-
-    ``overall`` is the weighted median of the per-judge means; ``passed`` is the judged gate.
-    ``escalations`` do not fail a candidate: they ask a human to look before the outcome is
-    trusted. ``degraded`` marks a candidate fewer than two families could score, so the
-    cross-vendor check the contest relies on did not happen.
-    """
-
-    label: str
-    family: str
-    passed: bool
-    overall: float | None
-    row_medians: Mapping[str, float]
-    missing_rows: tuple[str, ...]
-    below_floor: tuple[str, ...]
-    judge_means: Mapping[str, float]
-    judge_weights: Mapping[str, float]
-    spread: float | None
-    spread_trimmed: bool
-    mean_confidence: float | None
-    families: tuple[str, ...]
-    degraded: bool
-    dissents: tuple[Dissent, ...]
-    rerun_gates: bool
-    failures: tuple[MatrixReason, ...]
-    escalations: tuple[MatrixReason, ...]
-    cells: int
-
-    @property
-    def escalated(self) -> bool:
-        return bool(self.escalations)
-
-
-@dataclass(frozen=True)
-class MatrixResult:
-    """The whole matrix: one :class:`CandidateScore` per candidate (sorted by label), the
-    cells that were dropped, and the candidates whose gates must run once more."""
-
-    candidates: Mapping[str, CandidateScore]
-    dropped: tuple[DroppedCell, ...]
-    rerun_gates: tuple[str, ...]
-    min_score: float
-    calibration: Mapping[str, float] = field(default_factory=dict)
-
-    @property
-    def passed(self) -> tuple[str, ...]:
-        return tuple(label for label, score in self.candidates.items() if score.passed)
-
-    @property
-    def failed(self) -> tuple[str, ...]:
-        return tuple(label for label, score in self.candidates.items() if not score.passed)
-
-    @property
-    def escalated(self) -> tuple[str, ...]:
-        return tuple(label for label, score in self.candidates.items() if score.escalated)
 
 
 # --------------------------------------------------------------------------------------------
@@ -251,7 +98,7 @@ def tally_calibration(history: Iterable[tuple[str, bool]]) -> dict[str, FamilyHi
     """Fold ``(family, agreed)`` records from the ledger into per-family counts."""
     counts: dict[str, list[int]] = {}
     for family, agreed in history:
-        entry = counts.setdefault(_family_key(family), [0, 0])
+        entry = counts.setdefault(family_key(family), [0, 0])
         entry[0] += int(bool(agreed))
         entry[1] += 1
     return {fam: FamilyHistory(agree, total) for fam, (agree, total) in sorted(counts.items())}
@@ -266,7 +113,7 @@ def weighted_median(values: Iterable[tuple[float, float]]) -> float:
     weight is zero, the weights carry no information and all values count equally. The
     result does not depend on the order of the pairs.
     """
-    pairs = [(_exact(v, "value"), _exact(w, "weight")) for v, w in values]
+    pairs = [(exact(v, "value"), exact(w, "weight")) for v, w in values]
     return float(_weighted_median(pairs))
 
 
@@ -324,32 +171,12 @@ def score_matrix(
     scoring the same candidate's row twice, one seat with two families) raises ``ValueError``:
     judge replies are validated before they get here, so this is a programming error.
     """
-    _check_settings(min_score, spread_threshold, dissent_threshold, low_confidence)
+    check_settings(min_score, spread_threshold, dissent_threshold, low_confidence)
     if min_calibration_cells < 0:
         raise ValueError("min_calibration_cells must be >= 0")
-    families_of = _check_candidates(candidates)
+    families_of = check_candidates(candidates)
     weights = _family_weights(calibration or {}, min_calibration_cells)
-
-    accepted: dict[str, list[Cell]] = {label: [] for label in families_of}
-    dropped: list[DroppedCell] = []
-    seat_family: dict[str, str] = {}
-    seen: set[tuple[str, str, str]] = set()
-    for cell in cells:
-        _check_cell(cell)
-        fam = _family_key(cell.family)
-        known = seat_family.setdefault(cell.seat, fam)
-        if known != fam:
-            raise ValueError(f"seat {cell.seat!r} judged as two families: {known!r} and {fam!r}")
-        key = (cell.seat, cell.candidate, cell.row)
-        if key in seen:
-            raise ValueError(f"seat {cell.seat!r} scored {cell.candidate!r}/{cell.row} twice")
-        seen.add(key)
-        reason = _drop_reason(cell, fam, families_of)
-        if reason is not None:
-            dropped.append(DroppedCell(cell, reason))
-        else:
-            accepted[cell.candidate].append(cell)
-
+    accepted, dropped = _sort_cells(cells, families_of)
     settings = _Settings(
         min_score=Fraction(min_score),
         spread_threshold=Fraction(spread_threshold),
@@ -383,6 +210,33 @@ class _Settings:
     low_confidence: Fraction
 
 
+def _sort_cells(
+    cells: Iterable[Cell], families_of: Mapping[str, str]
+) -> tuple[dict[str, list[Cell]], list[DroppedCell]]:
+    """Each valid cell to its candidate, or to the dropped list with the reason (self-scoring,
+    unknown candidate); a seat with two families or a cell given twice raises."""
+    accepted: dict[str, list[Cell]] = {label: [] for label in families_of}
+    dropped: list[DroppedCell] = []
+    seat_family: dict[str, str] = {}
+    seen: set[tuple[str, str, str]] = set()
+    for cell in cells:
+        check_cell(cell)
+        fam = family_key(cell.family)
+        known = seat_family.setdefault(cell.seat, fam)
+        if known != fam:
+            raise ValueError(f"seat {cell.seat!r} judged as two families: {known!r} and {fam!r}")
+        key = (cell.seat, cell.candidate, cell.row)
+        if key in seen:
+            raise ValueError(f"seat {cell.seat!r} scored {cell.candidate!r}/{cell.row} twice")
+        seen.add(key)
+        reason = _drop_reason(cell, fam, families_of)
+        if reason is not None:
+            dropped.append(DroppedCell(cell, reason))
+        else:
+            accepted[cell.candidate].append(cell)
+    return accepted, dropped
+
+
 def _score_candidate(
     label: str,
     family: str,
@@ -392,41 +246,83 @@ def _score_candidate(
     rerun_done: bool,
 ) -> CandidateScore:
     if not cells:
-        reason = MatrixReason("unscored", f"no judge of another family scored {label!r}")
-        return CandidateScore(
-            label=label,
-            family=family,
-            passed=False,
-            overall=None,
-            row_medians={},
-            missing_rows=ROWS,
-            below_floor=(),
-            judge_means={},
-            judge_weights={},
-            spread=None,
-            spread_trimmed=False,
-            mean_confidence=None,
-            families=(),
-            degraded=True,
-            dissents=(),
-            rerun_gates=False,
-            failures=(reason,),
-            escalations=(reason,),
-            cells=0,
-        )
+        return _unscored(label, family)
 
     def weight(cell: Cell) -> Fraction:
         return _weight_of(weights, cell.family) * Fraction(cell.confidence)
 
-    # Row medians, in the fixed row order.
+    medians = _row_medians(cells, weight)
+    missing = tuple(row for row in ROWS if row not in medians)
+    means, judge_w = _judges(cells, weights)
+    overall = _weighted_median([(means[s], judge_w[s]) for s in means])
+    below, failures = _failures(overall, medians, missing, settings)
+    spread, trimmed = _spread(means.values())
+    dissents = _dissents(label, cells, medians, settings.dissent_threshold)
+    mean_conf = _mean(Fraction(c.confidence) for c in cells)
+    fams = tuple(sorted({family_key(c.family) for c in cells}))
+    return CandidateScore(
+        label=label,
+        family=family,
+        passed=not failures,
+        overall=float(overall),
+        row_medians={row: float(m) for row, m in medians.items()},
+        missing_rows=missing,
+        below_floor=below,
+        judge_means={s: float(m) for s, m in means.items()},
+        judge_weights={s: float(w) for s, w in judge_w.items()},
+        spread=float(spread),
+        spread_trimmed=trimmed,
+        mean_confidence=float(mean_conf),
+        families=fams,
+        degraded=len(fams) < 2,
+        dissents=tuple(dissents),
+        rerun_gates=not rerun_done and any(d.cites_test for d in dissents),
+        failures=tuple(failures),
+        escalations=tuple(_escalations(spread, trimmed, mean_conf, settings)),
+        cells=len(cells),
+    )
+
+
+def _unscored(label: str, family: str) -> CandidateScore:
+    """A candidate no judge of another family scored: it fails and asks for a human."""
+    reason = MatrixReason("unscored", f"no judge of another family scored {label!r}")
+    return CandidateScore(
+        label=label,
+        family=family,
+        passed=False,
+        overall=None,
+        row_medians={},
+        missing_rows=ROWS,
+        below_floor=(),
+        judge_means={},
+        judge_weights={},
+        spread=None,
+        spread_trimmed=False,
+        mean_confidence=None,
+        families=(),
+        degraded=True,
+        dissents=(),
+        rerun_gates=False,
+        failures=(reason,),
+        escalations=(reason,),
+        cells=0,
+    )
+
+
+def _row_medians(cells: Sequence[Cell], weight: Callable[[Cell], Fraction]) -> dict[str, Fraction]:
+    """The weighted median of each scored row, in the fixed row order."""
     medians: dict[str, Fraction] = {}
     for row in ROWS:
         in_row = [(Fraction(c.score), weight(c)) for c in cells if c.row == row]
         if in_row:
             medians[row] = _weighted_median(in_row)
-    missing = tuple(row for row in ROWS if row not in medians)
+    return medians
 
-    # Per-judge means and weights.
+
+def _judges(
+    cells: Sequence[Cell], weights: Mapping[str, Fraction]
+) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+    """Per seat: the plain mean of its scores, and its weight (calibration * mean confidence)."""
     by_seat: dict[str, list[Cell]] = {}
     for cell in cells:
         by_seat.setdefault(cell.seat, []).append(cell)
@@ -438,9 +334,17 @@ def _score_candidate(
         judge_w[seat] = _weight_of(weights, own[0].family) * _mean(
             Fraction(c.confidence) for c in own
         )
-    overall = _weighted_median([(means[s], judge_w[s]) for s in means])
+    return means, judge_w
 
-    # The pass rule.
+
+def _failures(
+    overall: Fraction,
+    medians: Mapping[str, Fraction],
+    missing: tuple[str, ...],
+    settings: _Settings,
+) -> tuple[tuple[str, ...], list[MatrixReason]]:
+    """The pass rule: every row scored, the overall at the line, no row under the floor.
+    Returns the rows under the floor and the reasons the candidate fails (none: it passes)."""
     floor = settings.min_score - Fraction(ROW_FLOOR_MARGIN)
     below = tuple(row for row in ROWS if row in medians and medians[row] < floor)
     failures: list[MatrixReason] = []
@@ -462,24 +366,31 @@ def _score_candidate(
                 + ", ".join(f"{row}={float(medians[row]):g}" for row in below),
             )
         )
+    return below, failures
 
-    # Spread of the judge means, trimmed when there are enough judges to trim.
-    ordered = sorted(means.values())
+
+def _spread(means: Iterable[Fraction]) -> tuple[Fraction, bool]:
+    """Max - min of the judge means, trimmed of the extremes when there are enough judges."""
+    ordered = sorted(means)
     trimmed = len(ordered) >= _TRIM_AT
     if trimmed:
         ordered = ordered[1:-1]
-    spread = ordered[-1] - ordered[0]
+    return ordered[-1] - ordered[0], trimmed
 
-    # Dissents.
+
+def _dissents(
+    label: str, cells: Sequence[Cell], medians: Mapping[str, Fraction], threshold: Fraction
+) -> list[Dissent]:
+    """The cells further than ``threshold`` from their row median, in row then seat order."""
     dissents: list[Dissent] = []
     for cell in sorted(cells, key=lambda c: (ROWS.index(c.row), c.seat)):
         median = medians[cell.row]
         distance = abs(Fraction(cell.score) - median)
-        if distance > settings.dissent_threshold:
+        if distance > threshold:
             dissents.append(
                 Dissent(
                     seat=cell.seat,
-                    family=_family_key(cell.family),
+                    family=family_key(cell.family),
                     candidate=label,
                     row=cell.row,
                     score=cell.score,
@@ -490,10 +401,13 @@ def _score_candidate(
                     cites_test=cites_test(cell.evidence, cell.rationale),
                 )
             )
-    rerun = not rerun_done and any(d.cites_test for d in dissents)
+    return dissents
 
-    # Escalations.
-    mean_conf = _mean(Fraction(c.confidence) for c in cells)
+
+def _escalations(
+    spread: Fraction, trimmed: bool, mean_conf: Fraction, settings: _Settings
+) -> list[MatrixReason]:
+    """Why a human should look: judges far apart, or judges unsure."""
     escalations: list[MatrixReason] = []
     if spread > settings.spread_threshold:
         escalations.append(
@@ -511,29 +425,7 @@ def _score_candidate(
                 f"mean confidence {float(mean_conf):g} is under {float(settings.low_confidence):g}",
             )
         )
-
-    fams = tuple(sorted({_family_key(c.family) for c in cells}))
-    return CandidateScore(
-        label=label,
-        family=family,
-        passed=not failures,
-        overall=float(overall),
-        row_medians={row: float(m) for row, m in medians.items()},
-        missing_rows=missing,
-        below_floor=below,
-        judge_means={s: float(m) for s, m in means.items()},
-        judge_weights={s: float(w) for s, w in judge_w.items()},
-        spread=float(spread),
-        spread_trimmed=trimmed,
-        mean_confidence=float(mean_conf),
-        families=fams,
-        degraded=len(fams) < 2,
-        dissents=tuple(dissents),
-        rerun_gates=rerun,
-        failures=tuple(failures),
-        escalations=tuple(escalations),
-        cells=len(cells),
-    )
+    return escalations
 
 
 def _weighted_median(pairs: Sequence[tuple[Fraction, Fraction]]) -> Fraction:
@@ -566,7 +458,7 @@ def _mean(values: Iterable[Fraction]) -> Fraction:
 
 
 def _calibration(agree: int, total: int, min_cells: int) -> Fraction:
-    _check_history(agree, total)
+    check_history(agree, total)
     if total < min_cells:
         return _PRIOR
     return Fraction(agree + 1, total + 2)
@@ -577,7 +469,7 @@ def _family_weights(
 ) -> dict[str, Fraction]:
     weights: dict[str, Fraction] = {}
     for family, history in calibration.items():
-        key = _family_key(family)
+        key = family_key(family)
         if key in weights:
             raise ValueError(f"calibration names family {key!r} twice")
         weights[key] = _calibration(history.agree, history.total, min_cells)
@@ -585,13 +477,7 @@ def _family_weights(
 
 
 def _weight_of(weights: Mapping[str, Fraction], family: str) -> Fraction:
-    return weights.get(_family_key(family), _PRIOR)
-
-
-def _family_key(family: str) -> str:
-    # "OpenAI" and "openai " are one vendor; comparing raw strings would let a seat dodge the
-    # self-scoring rule with a capital letter.
-    return family.strip().casefold()
+    return weights.get(family_key(family), _PRIOR)
 
 
 def _drop_reason(cell: Cell, fam: str, families_of: Mapping[str, str]) -> str | None:
@@ -607,55 +493,3 @@ def _drop_reason(cell: Cell, fam: str, families_of: Mapping[str, str]) -> str | 
     if own is not None and own == target:
         return "self_family"
     return None
-
-
-def _exact(value: float, what: str) -> Fraction:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{what} must be a number, got {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"{what} must be finite, got {value!r}")
-    return Fraction(value)
-
-
-def _check_cell(cell: Cell) -> None:
-    if cell.row not in ROWS:
-        raise ValueError(f"unknown row {cell.row!r}; rows are {', '.join(ROWS)}")
-    score = _exact(cell.score, "score")
-    if not SCORE_MIN <= score <= SCORE_MAX:
-        raise ValueError(f"score {cell.score!r} outside {SCORE_MIN:g}-{SCORE_MAX:g}")
-    confidence = _exact(cell.confidence, "confidence")
-    if not 0 <= confidence <= 1:
-        raise ValueError(f"confidence {cell.confidence!r} outside 0-1")
-    if not cell.seat or not _family_key(cell.family) or not cell.candidate:
-        raise ValueError("a cell needs a seat, a family and a candidate")
-
-
-def _check_candidates(candidates: Mapping[str, str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for label, family in candidates.items():
-        key = _family_key(family)
-        if not label or not key:
-            raise ValueError("a candidate needs a label and a family")
-        out[label] = key
-    return out
-
-
-def _check_settings(
-    min_score: float, spread_threshold: float, dissent_threshold: float, low_confidence: float
-) -> None:
-    if not SCORE_MIN <= _exact(min_score, "min_score") <= SCORE_MAX:
-        raise ValueError(f"min_score {min_score!r} outside {SCORE_MIN:g}-{SCORE_MAX:g}")
-    if _exact(spread_threshold, "spread_threshold") < 0:
-        raise ValueError("spread_threshold must be >= 0")
-    if _exact(dissent_threshold, "dissent_threshold") < 0:
-        raise ValueError("dissent_threshold must be >= 0")
-    if not 0 <= _exact(low_confidence, "low_confidence") <= 1:
-        raise ValueError("low_confidence must be within 0-1")
-
-
-def _check_history(agree: int, total: int) -> None:
-    for name, n in (("agree", agree), ("total", total)):
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {n!r}")
-    if agree > total:
-        raise ValueError(f"agree ({agree}) exceeds total ({total})")

@@ -41,7 +41,7 @@ from pytest_loopcontract.contest.run_document import Outcome, result_document
 from pytest_loopcontract.contest.run_state import Candidate, RunState, retry_log
 from pytest_loopcontract.contest.scoring import run_status, sole_survivor
 from pytest_loopcontract.contest.screening import screen
-from pytest_loopcontract.contest.seats import Seat, seats_from_contract
+from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.fsio import utc_now, write_text_atomic
 from pytest_loopcontract.statedir import StateDir

@@ -33,33 +33,24 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_loopcontract.contest.matrix import ROWS
+from pytest_loopcontract.contest.matrix_model import ROWS, family_key
+from pytest_loopcontract.contest.redaction import redact_secrets, scrub
 from pytest_loopcontract.contest.replies import reply_schema
 from pytest_loopcontract.fsio import write_json_atomic
 
 __all__ = [
-    "CANDIDATE_MARK",
-    "IDENTITY_MARK",
     "INSTRUCTIONS",
     "PACKET_KIND",
     "PACKET_VERSION",
-    "REDACTED",
     "CandidateView",
+    "JudgeBrief",
     "build_packet",
     "label_order",
-    "redact_secrets",
-    "scrub",
     "write_packet",
 ]
 
 PACKET_KIND = "loop-contract.judge-packet"
 PACKET_VERSION = 1
-REDACTED = "[REDACTED]"
-"""What a secret becomes."""
-CANDIDATE_MARK = "[candidate]"
-"""What a candidate seat's name becomes."""
-IDENTITY_MARK = "[redacted]"
-"""What any other identity (a family, a branch, a path, an e-mail) becomes."""
 
 _REPAIR_REPLY_CHARS = 2000
 _PRECUT_MARGIN = 8192
@@ -80,225 +71,6 @@ INSTRUCTIONS = (
     '{"scores": [{"candidate": "A", "row": "evidence", "score": 7, "confidence": 0.8, '
     '"evidence": "tests/test_x.py::test_y", "rationale": "one line"}]}'
 )
-
-
-# --------------------------------------------------------------------------------------------
-# secrets
-
-_PRIVATE_KEY_RE = re.compile(
-    r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-    # to the matching END line, or (a truncated block) over the base64 lines that follow
-    r"(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n[+ -]?[A-Za-z0-9+/=]*)*)"
-)
-_TOKEN_RE = re.compile(
-    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"
-    r"|\bsk-(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}"  # OpenAI/Anthropic (sk-ant-...), has digits
-    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
-    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
-    r"|\bAIza[0-9A-Za-z_-]{30,}"
-    r"|\bglpat-[A-Za-z0-9_-]{20,}"
-    r"|\b[sr]k_live_[A-Za-z0-9]{16,}"
-    r"|\bnpm_[A-Za-z0-9]{36}\b"
-    r"|\bpypi-AgE[A-Za-z0-9_-]{50,}"
-)
-_AWS_SECRET_RE = re.compile(
-    r"(?i)(aws_?secret\w*[\"']?\s*(?::=|=>|=|:)\s*[\"']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
-)
-_AUTH_HEADER_RE = re.compile(
-    r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?\s*(?:bearer|token|basic)\s+)"
-    r"([A-Za-z0-9._~+/=-]+)"
-)
-_BEARER_RE = re.compile(r"(\b[Bb]earer\s+)([A-Za-z0-9._~+/-]{16,}=*)")
-_URL_PASSWORD_RE = re.compile(
-    r"(?i)(\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@'\"]{1,64}:)([^\s/@'\"]+)(@)"
-)
-_SECRET_NAME_RE = re.compile(
-    r"passw(?:or)?d|passwd|secret|api[_-]?key|apikey|private[_-]?key|token(?![a-z])",
-    re.IGNORECASE,
-)
-# NAME = value / NAME: value / "name": "value" / name := value / name => value
-_ASSIGN_RE = re.compile(
-    r"(?<![\w.])(?P<key>[\"']?[A-Za-z_][\w.-]*[\"']?)"
-    r"(?P<sep>[ \t]*(?::=|=>|=(?!=)|:(?![:/]))[ \t]*)"
-    r"(?P<val>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|[^\s,;)\]}(\[\"'#]+)"
-)
-# .env lines: NAME=value, optionally exported, the whole rest of the line is the value
-_ENV_LINE_RE = re.compile(
-    r"(?m)^(?P<pre>[+ -]?[ \t]*(?:export[ \t]+)?)(?P<key>[A-Z_][A-Z0-9_]*)=(?P<val>[^\n]+)$"
-)
-# YAML-ish lines: "name: value" with nothing else on the line
-_YAML_LINE_RE = re.compile(
-    r"(?m)^(?P<pre>[+ -]?[ \t]*(?:-[ \t]+)?)(?P<key>[\"']?[A-Za-z_][\w.-]*[\"']?)"
-    r"(?P<sep>:[ \t]+)(?P<val>[^\s\"'#&*!|>{\[][^\n#]*?)[ \t]*(?:#[^\n]*)?$"
-)
-_Clean = Callable[[str], str]
-_IDENTIFIER_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-_NUMBER_RE = re.compile(r"[-+]?\d{1,7}(?:\.\d+)?")
-_CODE_WORDS = frozenset(
-    {
-        *("none", "true", "false", "null", "nil", "undefined", "self", "cls"),
-        *("str", "bytes", "int", "float", "bool", "any", "object", "optional", "secretstr"),
-    }
-)
-
-
-def redact_secrets(text: str) -> str:
-    """Replace likely secrets in ``text`` with ``[REDACTED]``.
-
-    Provider tokens (GitHub ``ghp_``/``gho_``/``ghs_``/``ghu_``/``ghr_``/``github_pat_``,
-    ``sk-``/``sk-ant-`` keys, AWS ``AKIA``/``ASIA`` key ids and secret access keys, Slack
-    ``xox?-``, Google ``AIza``, GitLab, Stripe, npm, PyPI), private key blocks, bearer tokens,
-    URL passwords, and the values of assignments (``KEY = value``, ``"key": "value"``, ``.env``
-    and YAML lines) whose name contains password/passwd/secret/token/api_key/apikey/
-    private_key. The name is kept, the value goes.
-
-    Ordinary code survives: an unquoted value that reads as code (a name, an attribute, a call,
-    a type, a short number) is left alone (``token = request.headers["x"]``,
-    ``password: str``, ``max_tokens = 100``), since the secret is not in it.
-    """
-    text = _PRIVATE_KEY_RE.sub(REDACTED, text)
-    text = _TOKEN_RE.sub(REDACTED, text)
-    text = _AWS_SECRET_RE.sub(lambda m: m.group(1) + REDACTED, text)
-    text = _AUTH_HEADER_RE.sub(lambda m: m.group(1) + REDACTED, text)
-    text = _BEARER_RE.sub(lambda m: m.group(1) + REDACTED, text)
-    text = _URL_PASSWORD_RE.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
-    text = _ENV_LINE_RE.sub(_redact_env_line, text)
-    text = _YAML_LINE_RE.sub(_redact_yaml_line, text)
-    return _ASSIGN_RE.sub(_redact_assignment, text)
-
-
-def _secret_name(key: str) -> bool:
-    return _SECRET_NAME_RE.search(key.strip("\"'")) is not None
-
-
-def _redact_env_line(m: re.Match[str]) -> str:
-    value = m.group("val").strip()
-    if not _secret_name(m.group("key")) or not value or REDACTED in value:
-        return m.group()
-    if value.startswith("$") and not value.startswith("$$"):  # a reference to another variable
-        return m.group()
-    if _continues_code(value):
-        return m.group()
-    return f"{m.group('pre')}{m.group('key')}={REDACTED}"
-
-
-def _redact_yaml_line(m: re.Match[str]) -> str:
-    value = m.group("val")
-    if not _secret_name(m.group("key")) or REDACTED in value:
-        return m.group()
-    if _reads_as_type(value) or _continues_code(value):
-        return m.group()
-    start, end = m.span("val")
-    return m.string[m.start() : start] + REDACTED + m.string[end : m.end()]
-
-
-def _redact_assignment(m: re.Match[str]) -> str:
-    value = m.group("val")
-    if not _secret_name(m.group("key")) or REDACTED in value:
-        return m.group()
-    head = m.group("key") + m.group("sep")
-    if value[0] in "\"'":
-        if len(value) <= 2:  # an empty string hides nothing
-            return m.group()
-        return head + value[0] + REDACTED + value[-1]
-    if _reads_as_code(value):
-        return m.group()
-    return head + REDACTED
-
-
-def _reads_as_code(value: str) -> bool:
-    """An unquoted value that is a name, an attribute path, a keyword or a short number."""
-    if value.casefold() in _CODE_WORDS or _NUMBER_RE.fullmatch(value):
-        return True
-    if _IDENTIFIER_RE.fullmatch(value):
-        # A long run of mixed letters and digits is a key, not a variable name.
-        return not (len(value) >= 20 and any(c.isdigit() for c in value))
-    return False
-
-
-def _continues_code(value: str) -> bool:
-    """A line's value that is code: a keyword argument or dict entry (trailing comma), a call,
-    an attribute access. ``.env`` and YAML values have none of these."""
-    value = value.strip()
-    return (
-        value.endswith((",", "(", ":", "\\"))
-        or "(" in value
-        or ("." in value and _IDENTIFIER_RE.fullmatch(value) is not None)
-    )
-
-
-def _reads_as_type(value: str) -> bool:
-    """A YAML-looking value that is really a Python annotation (``password: str | None``)."""
-    value = value.strip()
-    if value.casefold() in _CODE_WORDS or any(c in value for c in "[|="):
-        return True
-    return bool(re.fullmatch(r"[A-Z][A-Za-z]*", value))  # a class name
-
-
-# --------------------------------------------------------------------------------------------
-# identities
-
-_INDEX_LINE_RE = re.compile(
-    r"(?m)^index [0-9a-fA-F]{4,64}\.\.[0-9a-fA-F]{4,64}(?: \d+)?[ \t]*\r?\n?"
-)
-_METADATA_LINE_RE = re.compile(
-    r"(?mi)^(?: {4})?(?:author|authordate|commit|commitdate|committer|date|from|merge"
-    r"|signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|helped-by"
-    r"|suggested-by):[^\n]*\r?\n?"
-)
-_COMMIT_LINE_RE = re.compile(r"(?m)^(?:commit [0-9a-f]{7,64}|From [0-9a-f]{40} )[^\n]*\r?\n?")
-_SHA_RE = re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{40})(?![0-9A-Za-z])")
-_SHA_MARK = "[commit]"
-_SHORT_IDENTITY = 3
-
-
-def scrub(
-    text: str,
-    *,
-    identities: Iterable[str],
-    candidate_names: Iterable[str] = (),
-) -> str:
-    """Remove what identifies a seat from ``text``.
-
-    Every string in ``candidate_names`` becomes ``[candidate]`` and every other identity
-    (families, branches, worktree and repository paths, e-mail addresses...) ``[redacted]``,
-    case-insensitively, longest first, in one pass. Where an identity starts or ends with a
-    letter, it is only replaced at a word edge (a non-letter, or a camelCase step), so a seat
-    named ``alpha`` is caught in ``alpha_fix.py`` and ``useAlpha`` but leaves ``alphabet``
-    alone; identities shorter than 3 characters are only replaced as whole words, so a seat
-    named ``a`` does not eat every ``a``. Then ``index <sha>..<sha>`` lines, ``commit``/
-    ``From <sha>`` lines and commit metadata lines (Author, Date, Signed-off-by,
-    Co-authored-by...) are dropped and remaining 40- or 64-hex commit ids become ``[commit]``.
-    """
-    table: dict[str, str] = {}
-    for name in identities:
-        if name and name.strip():
-            table.setdefault(name.strip().casefold(), IDENTITY_MARK)
-    for name in candidate_names:
-        if name and name.strip():
-            table[name.strip().casefold()] = CANDIDATE_MARK
-    if table:
-        pattern = _identity_pattern(tuple(sorted(table, key=lambda s: (-len(s), s))))
-        text = pattern.sub(lambda m: table.get(m.group().casefold(), IDENTITY_MARK), text)
-    text = _INDEX_LINE_RE.sub("", text)
-    text = _COMMIT_LINE_RE.sub("", text)
-    text = _METADATA_LINE_RE.sub("", text)
-    return _SHA_RE.sub(_SHA_MARK, text)
-
-
-def _identity_pattern(names: Sequence[str]) -> re.Pattern[str]:
-    before = r"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))"
-    after = r"(?:(?![A-Za-z])|(?<=[a-z])(?=[A-Z]))"
-    parts: list[str] = []
-    for name in names:
-        body = f"(?i:{re.escape(name)})"
-        if len(name) < _SHORT_IDENTITY:
-            parts.append(rf"(?<![\w]){body}(?![\w])")
-            continue
-        pre = before if name[0].isalpha() else ""
-        post = after if name[-1].isalpha() else ""
-        parts.append(pre + body + post)
-    return re.compile("|".join(parts))
 
 
 # --------------------------------------------------------------------------------------------
@@ -331,6 +103,8 @@ def _label(index: int) -> str:
 # --------------------------------------------------------------------------------------------
 # the packet
 
+_Clean = Callable[[str], str]
+
 
 @dataclass(frozen=True)
 class CandidateView:
@@ -348,56 +122,47 @@ class CandidateView:
     tests: Mapping[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class JudgeBrief:
+    """What one judge is asked to score: the run and the judge, the task, every candidate (its
+    own seat and family included: the packet leaves them out) and the identities to scrub.
+    The same brief builds the first packet and the repair, so both carry the same labels."""
+
+    run_id: str
+    judge_seat: str
+    judge_family: str
+    task: Mapping[str, Any]
+    candidates: Sequence[CandidateView]
+    identities: Sequence[str] = ()
+    rows: Sequence[str] = ROWS
+    max_diff_chars: int = 60_000
+
+
 def build_packet(
-    *,
-    run_id: str,
-    judge_seat: str,
-    judge_family: str,
-    task: Mapping[str, Any],
-    candidates: Sequence[CandidateView],
-    identities: Iterable[str],
-    rows: Sequence[str] = ROWS,
-    repair: Mapping[str, Any] | None = None,
-    max_diff_chars: int = 60_000,
+    brief: JudgeBrief, repair: Mapping[str, Any] | None = None
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """Build the packet for one judge; return it and its labels (label -> seat).
 
     The judge's own seat and every candidate of its family are removed before labelling.
-    Every text is redacted, then scrubbed of ``identities``, of every candidate's seat and
-    family and of the judge's own; diffs are then truncated to ``max_diff_chars`` with a marker.
-    ``repair`` (``{"error": ..., "previous_reply": ...}``) asks the judge to fix its last reply;
-    the previous reply is cut to its first 2000 characters. Candidates are listed in label
-    order.
+    Every text is redacted, then scrubbed of the brief's identities, of every candidate's seat
+    and family and of the judge's own; diffs are then truncated to ``max_diff_chars`` with a
+    marker. ``repair`` (``{"error": ..., "previous_reply": ...}``) asks the judge to fix its
+    last reply; the previous reply is cut to its first 2000 characters. Candidates are listed
+    in label order.
     """
-    if max_diff_chars < 0:
-        raise ValueError("max_diff_chars must be >= 0")
-    row_list = list(rows)
-    if not row_list or len(set(row_list)) != len(row_list) or any(r not in ROWS for r in row_list):
-        raise ValueError(f"rows must be distinct names from {', '.join(ROWS)}")
-    seen: set[str] = set()
-    for view in candidates:
-        if view.seat in seen:
-            raise ValueError(f"candidate seat {view.seat!r} given twice")
-        seen.add(view.seat)
-
-    own = _family_key(judge_family)
+    row_list = _check_brief(brief)
+    own = family_key(brief.judge_family)
     eligible = {
         view.seat: view
-        for view in candidates
-        if view.seat != judge_seat and _family_key(view.family) != own
+        for view in brief.candidates
+        if view.seat != brief.judge_seat and family_key(view.family) != own
     }
-    labels = label_order(run_id, judge_seat, eligible)
-
-    names = [view.seat for view in candidates]
-    others = [*identities, judge_seat, judge_family, *(view.family for view in candidates)]
-
-    def clean(value: str) -> str:
-        return scrub(redact_secrets(_text(value)), identities=others, candidate_names=names)
-
+    labels = label_order(brief.run_id, brief.judge_seat, eligible)
+    clean = _cleaner(brief)
     entries = [
         {
             "label": label,
-            "diff": _diff(eligible[seat].diff, max_diff_chars, clean),
+            "diff": _diff(eligible[seat].diff, brief.max_diff_chars, clean),
             "gates": _gates(eligible[seat].gates, clean),
             "tests": _tests(eligible[seat].tests),
         }
@@ -406,7 +171,7 @@ def build_packet(
     packet: dict[str, Any] = {
         "kind": PACKET_KIND,
         "version": PACKET_VERSION,
-        "task": _task(task, clean),
+        "task": _task(brief.task, clean),
         "rows": row_list,
         "candidates": entries,
         "instructions": INSTRUCTIONS,
@@ -416,6 +181,37 @@ def build_packet(
     return packet, labels
 
 
+def _check_brief(brief: JudgeBrief) -> list[str]:
+    """The brief's rows, after refusing a caller's mistake (bad rows, a seat given twice)."""
+    if brief.max_diff_chars < 0:
+        raise ValueError("max_diff_chars must be >= 0")
+    row_list = list(brief.rows)
+    if not row_list or len(set(row_list)) != len(row_list) or any(r not in ROWS for r in row_list):
+        raise ValueError(f"rows must be distinct names from {', '.join(ROWS)}")
+    seen: set[str] = set()
+    for view in brief.candidates:
+        if view.seat in seen:
+            raise ValueError(f"candidate seat {view.seat!r} given twice")
+        seen.add(view.seat)
+    return row_list
+
+
+def _cleaner(brief: JudgeBrief) -> _Clean:
+    """Redact secrets, then scrub every seat, family and identity the brief names."""
+    names = [view.seat for view in brief.candidates]
+    others = [
+        *brief.identities,
+        brief.judge_seat,
+        brief.judge_family,
+        *(view.family for view in brief.candidates),
+    ]
+
+    def clean(value: str) -> str:
+        return scrub(redact_secrets(_text(value)), identities=others, candidate_names=names)
+
+    return clean
+
+
 def write_packet(path: str | os.PathLike[str], packet: Mapping[str, Any]) -> None:
     """Write ``packet`` as UTF-8 JSON atomically (temporary file, then ``os.replace``)."""
     write_json_atomic(path, packet)
@@ -423,11 +219,6 @@ def write_packet(path: str | os.PathLike[str], packet: Mapping[str, Any]) -> Non
 
 # --------------------------------------------------------------------------------------------
 # internals
-
-
-def _family_key(family: str) -> str:
-    # The matrix's rule: "OpenAI" and "openai " are one vendor.
-    return family.strip().casefold()
 
 
 def _text(value: object) -> str:

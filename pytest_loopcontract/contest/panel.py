@@ -18,9 +18,10 @@ from typing import Any
 
 from pytest_loopcontract.contest.judging import AskResult, JudgeOutcome, run_judge
 from pytest_loopcontract.contest.lessons.model import Lesson
-from pytest_loopcontract.contest.matrix import ROWS, Cell, MatrixResult
-from pytest_loopcontract.contest.packets import CandidateView
-from pytest_loopcontract.contest.seats import Seat, SeatRun, run_seat
+from pytest_loopcontract.contest.matrix_model import ROWS, CandidateScore, Cell, MatrixResult
+from pytest_loopcontract.contest.packets import CandidateView, JudgeBrief
+from pytest_loopcontract.contest.seat_model import Seat, SeatRun
+from pytest_loopcontract.contest.seats import run_seat
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.fsio import write_text_atomic
 
@@ -128,7 +129,7 @@ def convene(
     def one(judge: Seat) -> JudgeOutcome:
         private = folder / judge.name
         private.mkdir(parents=True, exist_ok=True)
-        return run_judge(
+        brief = JudgeBrief(
             run_id=run_id,
             judge_seat=judge.name,
             judge_family=judge.family,
@@ -136,9 +137,8 @@ def convene(
             candidates=views,
             identities=identities,
             rows=rows,
-            packet_dir=private,
-            ask=_asker(judge, private, on_run),
         )
+        return run_judge(brief, packet_dir=private, ask=_asker(judge, private, on_run))
 
     with cf.ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         return [f.result() for f in [pool.submit(one, judge) for judge in judges]]
@@ -197,54 +197,56 @@ def matrix_document(
     return {
         "min_score": settings.min_score,
         "rows": list(settings.rows),
-        "judges": [
+        "judges": [_judge_document(j) for j in judges],
+        "cells": [_cell_document(c) for c in cells if c.candidate in matrix.candidates],
+        "candidates": {name: _score_document(s) for name, s in matrix.candidates.items()},
+    }
+
+
+def _judge_document(judge: JudgeOutcome) -> dict[str, Any]:
+    return {
+        "seat": judge.seat,
+        "family": judge.family,
+        "status": judge.status,
+        "cells": len(judge.cells),
+        "discarded_cells": len(judge.discarded_cells),
+        "note": judge.note,
+    }
+
+
+def _cell_document(cell: Cell) -> dict[str, Any]:
+    return {
+        "judge": cell.seat,
+        "family": cell.family,
+        "candidate": cell.candidate,
+        "row": cell.row,
+        "score": cell.score,
+        "confidence": cell.confidence,
+        "evidence": cell.evidence,
+        "rationale": cell.rationale,
+    }
+
+
+def _score_document(score: CandidateScore) -> dict[str, Any]:
+    return {
+        "passed": score.passed,
+        "overall": score.overall,
+        "row_medians": dict(score.row_medians),
+        "spread": score.spread,
+        "mean_confidence": score.mean_confidence,
+        "degraded": score.degraded,
+        "families": list(score.families),
+        "failures": [{"code": f.code, "message": f.message} for f in score.failures],
+        "escalations": [{"code": e.code, "message": e.message} for e in score.escalations],
+        "dissents": [
             {
-                "seat": j.seat,
-                "family": j.family,
-                "status": j.status,
-                "cells": len(j.cells),
-                "discarded_cells": len(j.discarded_cells),
-                "note": j.note,
+                "judge": d.seat,
+                "row": d.row,
+                "score": d.score,
+                "row_median": d.row_median,
+                "rationale": d.rationale,
+                "cites_test": d.cites_test,
             }
-            for j in judges
+            for d in score.dissents
         ],
-        "cells": [
-            {
-                "judge": c.seat,
-                "family": c.family,
-                "candidate": c.candidate,
-                "row": c.row,
-                "score": c.score,
-                "confidence": c.confidence,
-                "evidence": c.evidence,
-                "rationale": c.rationale,
-            }
-            for c in cells
-            if c.candidate in matrix.candidates
-        ],
-        "candidates": {
-            name: {
-                "passed": s.passed,
-                "overall": s.overall,
-                "row_medians": dict(s.row_medians),
-                "spread": s.spread,
-                "mean_confidence": s.mean_confidence,
-                "degraded": s.degraded,
-                "families": list(s.families),
-                "failures": [{"code": f.code, "message": f.message} for f in s.failures],
-                "escalations": [{"code": e.code, "message": e.message} for e in s.escalations],
-                "dissents": [
-                    {
-                        "judge": d.seat,
-                        "row": d.row,
-                        "score": d.score,
-                        "row_median": d.row_median,
-                        "rationale": d.rationale,
-                        "cites_test": d.cites_test,
-                    }
-                    for d in s.dissents
-                ],
-            }
-            for name, s in matrix.candidates.items()
-        },
     }

@@ -1,7 +1,7 @@
 """Judge replies: untrusted text in, validated matrix cells out.
 
 A judge is a model run by another vendor, and its stdout is data we did not write. This module
-turns that text into :class:`~pytest_loopcontract.contest.matrix.Cell` objects the matrix can
+turns that text into :class:`~pytest_loopcontract.contest.matrix_model.Cell` objects the matrix can
 trust, and nothing else gets through.
 
 Why it works this way:
@@ -31,7 +31,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from pytest_loopcontract.contest.matrix import ROWS, Cell
+from pytest_loopcontract.contest.matrix_model import ROWS, Cell, family_key
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import StrictJSONError, loads_strict
 
@@ -186,31 +186,10 @@ def parse_reply(
     unknown_rows = [row for row in wanted_rows if row not in ROWS]
     if unknown_rows or not wanted_rows:
         raise ValueError(f"rows must be a non-empty subset of {', '.join(ROWS)}")
-
-    try:
-        document = extract_json(text)
-    except ReplyError as exc:
-        return ParsedReply((), (), str(exc))
-    if not isinstance(document, dict):
-        return ParsedReply((), (), f"the reply is a JSON {_json_type(document)}, not an object")
-    if "scores" not in document:
-        return ParsedReply((), (), 'the reply object has no "scores" list')
-    scores = document["scores"]
-    if not isinstance(scores, list):
-        return ParsedReply((), (), f'"scores" is a JSON {_json_type(scores)}, not a list')
-
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(_cell_schema())
-    discarded: list[DiscardedCell] = []
-    valid: list[tuple[int, dict[str, Any]]] = []
-    for index, item in enumerate(scores):
-        reason = _cell_problem(item, validator, labels, wanted_rows)
-        if reason is not None:
-            discarded.append(DiscardedCell(index, reason, _raw(item)))
-        else:
-            valid.append((index, item))
-
+    scores = _scores_list(text)
+    if isinstance(scores, str):
+        return ParsedReply((), (), scores)
+    valid, discarded = _valid_items(scores, labels, wanted_rows)
     counts = Counter((item["candidate"], item["row"]) for _, item in valid)
     cells: list[Cell] = []
     for index, item in valid:
@@ -235,6 +214,40 @@ def parse_reply(
     return ParsedReply(tuple(cells), tuple(discarded), None)
 
 
+def _scores_list(text: str) -> list[Any] | str:
+    """The reply's ``scores`` list, or the sentence that says why there is none."""
+    try:
+        document = extract_json(text)
+    except ReplyError as exc:
+        return str(exc)
+    if not isinstance(document, dict):
+        return f"the reply is a JSON {_json_type(document)}, not an object"
+    if "scores" not in document:
+        return 'the reply object has no "scores" list'
+    scores = document["scores"]
+    if not isinstance(scores, list):
+        return f'"scores" is a JSON {_json_type(scores)}, not a list'
+    return scores
+
+
+def _valid_items(
+    scores: Sequence[Any], labels: Mapping[str, str], rows: Sequence[str]
+) -> tuple[list[tuple[int, dict[str, Any]]], list[DiscardedCell]]:
+    """Each item checked on its own: the valid ones with their index, the others discarded."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(_cell_schema())
+    discarded: list[DiscardedCell] = []
+    valid: list[tuple[int, dict[str, Any]]] = []
+    for index, item in enumerate(scores):
+        reason = _cell_problem(item, validator, labels, rows)
+        if reason is not None:
+            discarded.append(DiscardedCell(index, reason, _raw(item)))
+        else:
+            valid.append((index, item))
+    return valid, discarded
+
+
 def _check_labels(
     labels: Mapping[str, str],
     judge_seat: str,
@@ -244,7 +257,7 @@ def _check_labels(
     seats = list(labels.values())
     if len(set(seats)) != len(seats):
         raise ValueError("two labels resolve to the same seat")
-    own = _family_key(judge_family)
+    own = family_key(judge_family)
     for label, seat in labels.items():
         if seat == judge_seat:
             raise ValueError(f"label {label!r} resolves to the judge {judge_seat!r} itself")
@@ -252,7 +265,7 @@ def _check_labels(
             family = seat_families.get(seat)
             if family is None:
                 raise ValueError(f"label {label!r} resolves to {seat!r}, whose family is unknown")
-            if _family_key(family) == own:
+            if family_key(family) == own:
                 raise ValueError(
                     f"label {label!r} resolves to {seat!r}, of the judge's own family {own!r}"
                 )
@@ -314,8 +327,3 @@ def _json_type(value: object) -> str:
     if isinstance(value, list):
         return "array"
     return "object"
-
-
-def _family_key(family: str) -> str:
-    # The matrix's rule: "OpenAI" and "openai " are one vendor.
-    return family.strip().casefold()

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pytest_loopcontract.contest.bracket import BracketResult, Cut, Entrant, run_bracket
-from pytest_loopcontract.contest.matrix import AgreementLike, Cell, MatrixResult, score_matrix
+from pytest_loopcontract.contest.matrix import score_matrix
+from pytest_loopcontract.contest.matrix_model import AgreementLike, Cell, MatrixResult
 
 __all__ = [
     "SOLE_SURVIVOR_REASON",

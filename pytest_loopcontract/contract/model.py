@@ -8,7 +8,7 @@ gate would let an agent pass a contract nobody meant to write.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -242,94 +242,16 @@ def _strings(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
+def _push(raw: Mapping[str, Any]) -> PushSettings:
+    return PushSettings(
+        protected=_strings(raw["protected"]) if "protected" in raw else DEFAULT_PROTECTED_BRANCHES,
+        gates=str(raw.get("gates", "protected")),
+    )
+
+
 def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
-    dod = tuple(
-        DodItem(
-            id=str(item["id"]),
-            text=str(item.get("text", "")),
-            tests=_strings(item.get("tests")),
-            hidden=parse_hidden(item.get("hidden"), _strings(item.get("tests"))),
-        )
-        for item in doc.get("dod") or ()
-    )
+    """The typed contract from a validated document, one section at a time."""
     gates = doc.get("gates") or {}
-    hard_raw = gates.get("hard")
-    if hard_raw is None:
-        hard_raw = [
-            {"id": "acceptance", "kind": "acceptance"},
-            {"id": "no-regressions", "kind": "pass_to_pass"},
-        ]
-    hard = tuple(
-        HardGate(
-            id=str(g["id"]),
-            kind=str(g["kind"]),
-            run=_strings(g.get("run")),
-            expect_exit=int(g.get("expect_exit", 0)),
-            timeout=float(g.get("timeout", 300)),
-            tests=_strings(g.get("tests")),
-        )
-        for g in hard_raw
-    )
-    measured = tuple(
-        MeasuredGate(
-            id=str(g["id"]),
-            metric=str(g["metric"]),
-            op=str(g["op"]),
-            threshold=float(g["threshold"]),
-            unit=str(g.get("unit", "")),
-            aggregate=str(g.get("aggregate", "last")),
-            source=dict(g.get("source") or {}),
-        )
-        for g in gates.get("measured") or ()
-    )
-    protect_raw = doc.get("protect") or {}
-    if isinstance(protect_raw, list):
-        protect_raw = {"paths": protect_raw}
-    protect = Protect(
-        paths=_strings(protect_raw.get("paths")),
-        allow=_strings(protect_raw.get("allow")),
-        defaults=bool(protect_raw.get("defaults", True)),
-    )
-    bounds_raw = doc.get("boundaries") or {}
-    boundaries = Boundaries(
-        allow=_strings(bounds_raw.get("allow")), deny=_strings(bounds_raw.get("deny"))
-    )
-    budget_raw = doc.get("budget") or {}
-    budget = Budget(
-        iterations=budget_raw.get("iterations"),
-        minutes=budget_raw.get("minutes"),
-        tokens=budget_raw.get("tokens"),
-        usd=budget_raw.get("usd"),
-    )
-    push_raw = doc.get("push") or {}
-    push = PushSettings(
-        protected=_strings(push_raw["protected"])
-        if "protected" in push_raw
-        else DEFAULT_PROTECTED_BRANCHES,
-        gates=str(push_raw.get("gates", "protected")),
-    )
-    pytest_raw = doc.get("pytest") or {}
-    pytest_settings = PytestSettings(
-        args=_strings(pytest_raw.get("args")),
-        plugins=_strings(pytest_raw.get("plugins")),
-        timeout=float(pytest_raw.get("timeout", 1800)),
-        python=str(pytest_raw["python"]) if pytest_raw.get("python") else None,
-        pythonpath=_strings(pytest_raw.get("pythonpath")),
-        reruns=int(pytest_raw.get("reruns", 0)),
-        stability_runs=int(pytest_raw.get("stability_runs", 1)),
-        include_untracked=_strings(pytest_raw.get("include_untracked")),
-        env={str(k): str(v) for k, v in dict(pytest_raw.get("env") or {}).items()},
-    )
-    tamper_raw = doc.get("tamper") or {}
-    vacuous_raw = tamper_raw.get("vacuous_pass") or {}
-    tamper = TamperSettings(
-        allow=tuple(
-            TamperAllow(str(a["rule"]), _strings(a.get("paths")))
-            for a in tamper_raw.get("allow") or ()
-        ),
-        vacuous_enabled=bool(vacuous_raw.get("enabled", True)),
-        vacuous_timeout=float(vacuous_raw.get("timeout", 120)),
-    )
     return Contract(
         path=path,
         sha256=sha256,
@@ -337,18 +259,18 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         id=str(doc["id"]),
         goal=str(doc.get("goal", "")),
         mode=str(doc.get("mode", "fix")),
-        dod=dod,
-        hard_gates=hard,
-        measured_gates=measured,
-        protect=protect,
-        boundaries=boundaries,
+        dod=_dod(doc.get("dod") or ()),
+        hard_gates=_hard_gates(gates.get("hard")),
+        measured_gates=_measured_gates(gates.get("measured") or ()),
+        protect=_protect(doc.get("protect") or {}),
+        boundaries=_boundaries(doc.get("boundaries") or {}),
         constraints=_strings(doc.get("constraints")),
-        budget=budget,
+        budget=_budget(doc.get("budget") or {}),
         stop_when=dict(doc.get("stop_when") or {}),
         checkpoints=dict(doc.get("checkpoints") or {}),
-        push=push,
-        pytest=pytest_settings,
-        tamper=tamper,
+        push=_push(doc.get("push") or {}),
+        pytest=_pytest_settings(doc.get("pytest") or {}),
+        tamper=_tamper(doc.get("tamper") or {}),
         judged=dict(doc.get("judged") or {}),
         bracket=dict(doc.get("bracket") or {}),
         contest=dict(doc.get("contest") or {}),
@@ -359,4 +281,100 @@ def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
         on_item_done=_strings(doc.get("on_item_done")),
         turn_timeout=float(doc.get("turn_timeout", 1800)),
         raw=dict(doc),
+    )
+
+
+def _dod(items: Iterable[Mapping[str, Any]]) -> tuple[DodItem, ...]:
+    return tuple(
+        DodItem(
+            id=str(item["id"]),
+            text=str(item.get("text", "")),
+            tests=_strings(item.get("tests")),
+            hidden=parse_hidden(item.get("hidden"), _strings(item.get("tests"))),
+        )
+        for item in items
+    )
+
+
+def _hard_gates(raw: Iterable[Mapping[str, Any]] | None) -> tuple[HardGate, ...]:
+    """The hard gates; none given means the default acceptance and no-regressions gates."""
+    if raw is None:
+        raw = [
+            {"id": "acceptance", "kind": "acceptance"},
+            {"id": "no-regressions", "kind": "pass_to_pass"},
+        ]
+    return tuple(
+        HardGate(
+            id=str(g["id"]),
+            kind=str(g["kind"]),
+            run=_strings(g.get("run")),
+            expect_exit=int(g.get("expect_exit", 0)),
+            timeout=float(g.get("timeout", 300)),
+            tests=_strings(g.get("tests")),
+        )
+        for g in raw
+    )
+
+
+def _measured_gates(raw: Iterable[Mapping[str, Any]]) -> tuple[MeasuredGate, ...]:
+    return tuple(
+        MeasuredGate(
+            id=str(g["id"]),
+            metric=str(g["metric"]),
+            op=str(g["op"]),
+            threshold=float(g["threshold"]),
+            unit=str(g.get("unit", "")),
+            aggregate=str(g.get("aggregate", "last")),
+            source=dict(g.get("source") or {}),
+        )
+        for g in raw
+    )
+
+
+def _protect(raw: Mapping[str, Any] | list[Any]) -> Protect:
+    """``protect`` as a mapping, or as a bare list of paths."""
+    if isinstance(raw, list):
+        raw = {"paths": raw}
+    return Protect(
+        paths=_strings(raw.get("paths")),
+        allow=_strings(raw.get("allow")),
+        defaults=bool(raw.get("defaults", True)),
+    )
+
+
+def _boundaries(raw: Mapping[str, Any]) -> Boundaries:
+    return Boundaries(allow=_strings(raw.get("allow")), deny=_strings(raw.get("deny")))
+
+
+def _budget(raw: Mapping[str, Any]) -> Budget:
+    return Budget(
+        iterations=raw.get("iterations"),
+        minutes=raw.get("minutes"),
+        tokens=raw.get("tokens"),
+        usd=raw.get("usd"),
+    )
+
+
+def _pytest_settings(raw: Mapping[str, Any]) -> PytestSettings:
+    return PytestSettings(
+        args=_strings(raw.get("args")),
+        plugins=_strings(raw.get("plugins")),
+        timeout=float(raw.get("timeout", 1800)),
+        python=str(raw["python"]) if raw.get("python") else None,
+        pythonpath=_strings(raw.get("pythonpath")),
+        reruns=int(raw.get("reruns", 0)),
+        stability_runs=int(raw.get("stability_runs", 1)),
+        include_untracked=_strings(raw.get("include_untracked")),
+        env={str(k): str(v) for k, v in dict(raw.get("env") or {}).items()},
+    )
+
+
+def _tamper(raw: Mapping[str, Any]) -> TamperSettings:
+    vacuous = raw.get("vacuous_pass") or {}
+    return TamperSettings(
+        allow=tuple(
+            TamperAllow(str(a["rule"]), _strings(a.get("paths"))) for a in raw.get("allow") or ()
+        ),
+        vacuous_enabled=bool(vacuous.get("enabled", True)),
+        vacuous_timeout=float(vacuous.get("timeout", 120)),
     )

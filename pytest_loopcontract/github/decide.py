@@ -154,9 +154,24 @@ def gate(
         return GateOutcome(verb, decision.by, "already decided", winner_pr)
     _record(result, verb, decision, reason, winner)
     state["gate"] = decision.ledger_payload()
+    _announce(repo, contract_id, state, verb, bot_login, summary_pointer)
+    set_winner_statuses(repo, [StatusDecision(winner_pr, verified_sha, *status)])
+    return GateOutcome(verb, decision.by if verb != "pending" else None, reason, winner_pr)
+
+
+def _announce(
+    repo: Repository,
+    contract_id: str,
+    state: dict[str, Any],
+    verb: str,
+    bot_login: str,
+    summary_pointer: str,
+) -> None:
+    """Write the decided state (and its lessons), then refresh every candidate's comment."""
     write_state(repo, contract_id, state)
     if verb != "pending":
         record_lessons(repo, state)
+    result, pulls = state["result"], state["pulls"]
     for entry in result["candidates"]:
         upsert_sticky_comment(
             repo,
@@ -165,8 +180,6 @@ def gate(
             body=comment_body(result, entry, summary_pointer),
             bot_login=bot_login,
         )
-    set_winner_statuses(repo, [StatusDecision(winner_pr, verified_sha, *status)])
-    return GateOutcome(verb, decision.by if verb != "pending" else None, reason, winner_pr)
 
 
 def _verdict_of(

@@ -53,7 +53,7 @@ from pytest_loopcontract.contest.scoring import (
     score_cells,
     sole_survivor,
 )
-from pytest_loopcontract.contest.seats import Seat, seats_from_contract
+from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
 from pytest_loopcontract.contest.standing import gate_stage, gate_summary
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.fsio import utc_now
@@ -141,20 +141,11 @@ def publish(
     result = _score(contract, entries, configured, workdir, run_id, bot_login, repo.full_name)
     result["lessons"] = [lesson_document(lesson) for lesson in lessons]
     carried = _carry_decision(state, result, entries)
-    by_seat = {e["doc"]["seat"]: e for e in entries}
-    comments: dict[int, str] = {}
-    decisions: list[StatusDecision] = []
-    for entry in entries:
-        cand: CandidatePR = entry["pr"]
-        body = comment_body(result, entry["doc"], summary_pointer)
-        comments[cand.number] = upsert_sticky_comment(
-            repo, cand.number, contract_id=contract.id, body=body, bot_login=bot_login
-        )
-        if comments[cand.number] == "unchanged":
-            continue  # nothing changed for this pull request: no status write either
-        if not (carried and result.get("winner") == entry["doc"]["seat"]):
-            decisions.append(_status(result, entry["doc"], cand))
+    comments, decisions = _comment(
+        repo, contract.id, result, entries, carried, bot_login, summary_pointer
+    )
     statuses = set_winner_statuses(repo, decisions, check_existing=False) if decisions else []
+    by_seat = {e["doc"]["seat"]: e for e in entries}
     winner = result.get("winner")
     winner_pr = by_seat[winner]["pr"].number if winner in by_seat else None
     if any(action != "unchanged" for action in comments.values()):
@@ -170,6 +161,32 @@ def publish(
         write_state(repo, contract.id, new_state, known_sha=state_sha)
     summary = render_markdown(result, max_chars=SUMMARY_CHARS)
     return PublishOutcome(result, comments, statuses, winner_pr, summary)
+
+
+def _comment(
+    repo: Repository,
+    contract_id: str,
+    result: Mapping[str, Any],
+    entries: Sequence[Mapping[str, Any]],
+    carried: bool,
+    bot_login: str,
+    summary_pointer: str,
+) -> tuple[dict[int, str], list[StatusDecision]]:
+    """One sticky comment per pull request (what was done to it), and the statuses to set:
+    none where the comment did not change, none for a carried winner's approval."""
+    comments: dict[int, str] = {}
+    decisions: list[StatusDecision] = []
+    for entry in entries:
+        cand: CandidatePR = entry["pr"]
+        body = comment_body(result, entry["doc"], summary_pointer)
+        comments[cand.number] = upsert_sticky_comment(
+            repo, cand.number, contract_id=contract_id, body=body, bot_login=bot_login
+        )
+        if comments[cand.number] == "unchanged":
+            continue  # nothing changed for this pull request: no status write either
+        if not (carried and result.get("winner") == entry["doc"]["seat"]):
+            decisions.append(_status(result, entry["doc"], cand))
+    return comments, decisions
 
 
 def _final(state: Mapping[str, Any] | None, candidates: Sequence[CandidatePR]) -> bool:

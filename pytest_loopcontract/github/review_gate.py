@@ -276,6 +276,22 @@ def decide_from_reviews(
     """
     if not head_sha:
         raise ValueError("head_sha is required: an approval counts only on a known head commit")
+    counted, ignored = _counted(reviews, head_sha, author, permissions, seat_logins)
+    decision, by, reason = _verdict_of(counted, head_sha)
+    if decision == "pending" and ignored:
+        reason += f" ({len(ignored)} review{'s' if len(ignored) != 1 else ''} did not count)"
+    logins = tuple(review.login for review in counted)
+    return GateDecision(decision, by, reason, logins, tuple(ignored), head_sha)
+
+
+def _counted(
+    reviews: Sequence[Review],
+    head_sha: str,
+    author: str,
+    permissions: Mapping[str, str],
+    seat_logins: Collection[str],
+) -> tuple[list[Review], list[tuple[str, str]]]:
+    """The reviews that count, and ``(login, why not)`` for those that do not."""
     levels = {login.casefold(): level.casefold() for login, level in permissions.items()}
     counted: list[Review] = []
     ignored: list[tuple[str, str]] = []
@@ -288,8 +304,11 @@ def decide_from_reviews(
             counted.append(review)
         else:
             ignored.append((review.login, why))
-    logins = tuple(review.login for review in counted)
-    short = head_sha[:7]
+    return counted, ignored
+
+
+def _verdict_of(counted: Sequence[Review], head_sha: str) -> tuple[Decision, str | None, str]:
+    """``(decision, by, reason)``: a change request rejects, else an approval approves."""
     rejecting = [review for review in counted if review.state == "CHANGES_REQUESTED"]
     approving = [review for review in counted if review.state == "APPROVED"]
     if rejecting:
@@ -302,28 +321,15 @@ def decide_from_reviews(
             )
             for review in rejecting
         )
-        return GateDecision(
-            decision="reject",
-            by=rejecting[0].login,
-            reason=f"changes requested by {detail}",
-            counted=logins,
-            ignored=tuple(ignored),
-            head_sha=head_sha,
-        )
+        return "reject", rejecting[0].login, f"changes requested by {detail}"
     if approving:
         names = ", ".join(review.login for review in approving)
-        return GateDecision(
-            decision="approve",
-            by=approving[0].login,
-            reason=f"approved by {names} on head {short}",
-            counted=logins,
-            ignored=tuple(ignored),
-            head_sha=head_sha,
-        )
-    reason = f"no approving review by a reviewer with write access on head {short}"
-    if ignored:
-        reason += f" ({len(ignored)} review{'s' if len(ignored) != 1 else ''} did not count)"
-    return GateDecision("pending", None, reason, logins, tuple(ignored), head_sha)
+        return "approve", approving[0].login, f"approved by {names} on head {head_sha[:7]}"
+    return (
+        "pending",
+        None,
+        f"no approving review by a reviewer with write access on head {head_sha[:7]}",
+    )
 
 
 def _permission(repo: Repository, login: str) -> str:

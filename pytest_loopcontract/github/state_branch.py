@@ -151,42 +151,73 @@ def update_files(
             return None if at is None else _read_at(repo, validate_path(path), at)
 
         wanted = {validate_path(p): data for p, data in change(read).items()}
-        elements: list[InputGitTreeElement] = []
-        for path, data in sorted(wanted.items()):
-            if data is None:
-                if head is not None and read(path) is not None:
-                    elements.append(InputGitTreeElement(path, "100644", "blob", sha=None))
-                continue
-            if data not in blobs:
-                encoded = base64.b64encode(data).decode("ascii")
-                blobs[data] = _post(partial(repo.create_git_blob, encoded, "base64")).sha
-            elements.append(InputGitTreeElement(path, "100644", "blob", sha=blobs[data]))
-        if not elements:
+        elements = _tree_elements(repo, wanted, read if head is not None else None, blobs)
+        commit = _commit(repo, elements, head, message) if elements else None
+        if commit is None:
             return head_sha
-        if head is not None:
-            base = head.tree
-            tree = _post(partial(repo.create_git_tree, elements, base))
-            if tree.sha == base.sha:
-                return head_sha
-        else:
-            tree = _post(partial(repo.create_git_tree, elements))
-        parents = [head] if head is not None else []
-        commit = _post(partial(repo.create_git_commit, message, tree, parents))
-        try:
-            if ref is None:
-                repo.create_git_ref(f"refs/heads/{branch}", commit.sha)
-            else:
-                ref.edit(commit.sha, force=False)
+        if _advance(repo, ref, branch, commit.sha):
             log.info("%s: %s (%s)", branch, message.splitlines()[0] if message else "", commit.sha)
             return commit.sha
-        except (GithubException, OSError) as exc:
-            conflict = isinstance(exc, GithubException) and exc.status in (409, 422)
-            if not (conflict or _is_transient(exc)):
-                raise
-            log.info("%s moved under us (attempt %d/%d): re-applying", branch, attempt, attempts)
-            if backoff > 0:
-                time.sleep(random.uniform(0, backoff * attempt))
+        log.info("%s moved under us (attempt %d/%d): re-applying", branch, attempt, attempts)
+        if backoff > 0:
+            time.sleep(random.uniform(0, backoff * attempt))
     raise StateConflictError(f"{branch}: could not write after {attempts} attempts")
+
+
+def _tree_elements(
+    repo: Repository,
+    wanted: Mapping[str, bytes | None],
+    read_head: FileReader | None,
+    blobs: dict[bytes, str],
+) -> list[InputGitTreeElement]:
+    """The tree entries for ``wanted``: a blob per content (posted once, kept in ``blobs``
+    across attempts), a deletion only for a path the head has."""
+    elements: list[InputGitTreeElement] = []
+    for path, data in sorted(wanted.items()):
+        if data is None:
+            if read_head is not None and read_head(path) is not None:
+                elements.append(InputGitTreeElement(path, "100644", "blob", sha=None))
+            continue
+        if data not in blobs:
+            encoded = base64.b64encode(data).decode("ascii")
+            blobs[data] = _post(partial(repo.create_git_blob, encoded, "base64")).sha
+        elements.append(InputGitTreeElement(path, "100644", "blob", sha=blobs[data]))
+    return elements
+
+
+def _commit(
+    repo: Repository,
+    elements: list[InputGitTreeElement],
+    head: GitCommit | None,
+    message: str,
+) -> GitCommit | None:
+    """A commit of the head's tree with ``elements`` applied; ``None`` when that tree is the
+    head's own (nothing changed)."""
+    if head is not None:
+        base = head.tree
+        tree = _post(partial(repo.create_git_tree, elements, base))
+        if tree.sha == base.sha:
+            return None
+    else:
+        tree = _post(partial(repo.create_git_tree, elements))
+    parents = [head] if head is not None else []
+    return _post(partial(repo.create_git_commit, message, tree, parents))
+
+
+def _advance(repo: Repository, ref: GitRef | None, branch: str, sha: str) -> bool:
+    """Move the branch to ``sha`` (create it when missing); ``False`` when it moved under us
+    or the write failed transiently, so the caller re-applies the change."""
+    try:
+        if ref is None:
+            repo.create_git_ref(f"refs/heads/{branch}", sha)
+        else:
+            ref.edit(sha, force=False)
+    except (GithubException, OSError) as exc:
+        conflict = isinstance(exc, GithubException) and exc.status in (409, 422)
+        if not (conflict or _is_transient(exc)):
+            raise
+        return False
+    return True
 
 
 def write_files(

@@ -173,7 +173,8 @@ def stop(root: Path, payload: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def _stop_locked(root: Path, session: str, active: bool) -> dict[str, Any] | None:
     from pytest_loopcontract.loop.budget import now_instant
-    from pytest_loopcontract.loop.run import loop_started_record, pre_turn_stop, verify_iteration
+    from pytest_loopcontract.loop.run import loop_started_record, verify_iteration
+    from pytest_loopcontract.loop.stops import pre_turn_stop
     from pytest_loopcontract.verifier.baseline import load_baseline
     from pytest_loopcontract.verifier.verify import pinned_contract
 

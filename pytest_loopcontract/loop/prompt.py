@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
-from pytest_loopcontract.verdict_tests import verdict_records
+from pytest_loopcontract.verdict import VerdictView
 
 __all__ = ["build_prompt", "substitute"]
 
@@ -30,18 +30,18 @@ def _hidden(nodeid: str, places: frozenset[str]) -> bool:
 
 def _dod_lines(contract: Contract, verdict: Mapping[str, Any] | None) -> list[str]:
     """Hidden acceptance tests (``dod[].hidden``) are counted, never named."""
-    status = {d["id"]: d for d in (verdict or {}).get("dod", [])}
+    view = VerdictView(verdict or {})
     places = frozenset(h.to for h in contract.hidden_tests())
     lines = []
     for item in contract.dod:
-        found = status.get(item.id)
-        mark = "[x]" if found and found["status"] == "done" else "[ ]"
+        found = view.dod_item(item.id)
+        mark = "[x]" if found and found.get("status") == "done" else "[ ]"
         lines.append(f"{mark} {item.id}: {item.text}")
         if found is None:  # no verdict yet (the first turn): say which tests decide the item
             lines.extend(f"    must pass: {test}" for test in item.tests[:MAX_FAILING_SHOWN])
             lines.append(f'    (and every test marked @pytest.mark.dod("{item.id}"))')
-        elif found["status"] != "done":
-            failing = [t for t in found["tests"] if t["outcome"] != "passed"]
+        elif found.get("status") != "done":
+            failing = view.dod_failing(item.id)
             shown = [t for t in failing if not _hidden(t["nodeid"], places)]
             for test in shown[:MAX_FAILING_SHOWN]:
                 lines.append(f"    {test['outcome']}: {test['nodeid']}")
@@ -60,12 +60,11 @@ def _scrub(text: str, places: frozenset[str]) -> str:
 
 
 def _failure_lines(verdict: Mapping[str, Any], places: frozenset[str]) -> list[str]:
-    lines = [
-        f"- {r['code']}: {_clip(_scrub(r['message'], places))}" for r in verdict.get("reasons", [])
-    ]
+    view = VerdictView(verdict)
+    lines = [f"- {r['code']}: {_clip(_scrub(r['message'], places))}" for r in view.reasons()]
     messages = {
         t["nodeid"]: t.get("message", "")
-        for t in verdict_records(verdict)
+        for t in view.records()
         if t.get("outcome") in ("failed", "error")
         and t.get("message")
         and not t.get("hidden")

@@ -21,38 +21,34 @@ from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.loop.budget import (
     Caps,
-    elapsed_seconds,
     now_instant,
     record_spend,
     spend_from_agent_output,
-    start_instant,
-    time_budget_exceeded,
 )
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.lock import LoopLock
-from pytest_loopcontract.loop.progress import stalled
 from pytest_loopcontract.loop.prompt import build_prompt, substitute
-from pytest_loopcontract.loop.records import Instant
 from pytest_loopcontract.loop.state import reduce
+from pytest_loopcontract.loop.stops import (
+    Stop,
+    post_turn_stop,
+    pre_turn_stop,
+    progress_line,
+    touched_stop_paths,
+)
 from pytest_loopcontract.loop.wait import Parking
 from pytest_loopcontract.processes import kill_group, spawn
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import (
     EXIT_AWAIT_HUMAN,
-    EXIT_BUDGET,
-    EXIT_ITERATION_CAP,
-    EXIT_MET,
-    EXIT_NO_PROGRESS,
     EXIT_NOT_MET,
-    EXIT_TAMPER,
     VerdictView,
 )
 from pytest_loopcontract.verifier.baseline import load_baseline
 from pytest_loopcontract.verifier.harness import harness_checkpoints
-from pytest_loopcontract.verifier.verify import pinned_contract, verify
-from pytest_loopcontract.verifier.workspace import matches_any
+from pytest_loopcontract.verifier.verify import VerifyOutcome, pinned_contract, verify
 
-__all__ = ["AgentTurn", "LoopError", "Stop", "post_turn_stop", "pre_turn_stop", "run_loop"]
+__all__ = ["AgentTurn", "LoopError", "loop_started_record", "run_loop", "verify_iteration"]
 
 EXIT_AGENT = 2
 DEFAULT_POLL = 2.0  # seconds between looks while parked or paused
@@ -64,100 +60,11 @@ class LoopError(LoopContractError):
 
 
 @dataclass(frozen=True)
-class Stop:
-    reason: str
-    exit_code: int
-    decision: str  # done | stop | await_human
-    message: str
-
-
-@dataclass(frozen=True)
 class AgentTurn:
     exit_code: int | None
     timed_out: bool
     output: str
     seconds: float
-
-
-def _elapsed_minutes(state: Mapping[str, Any], now: Instant) -> float:
-    """Minutes since the run started: monotonic on one boot, so a clock jump changes nothing."""
-    start = start_instant(state)
-    return 0.0 if start is None else elapsed_seconds(start, now) / 60.0
-
-
-def pre_turn_stop(state: Mapping[str, Any], contract: Contract, now: Instant) -> Stop | None:
-    """Stops that hold before the agent may take another turn (pure)."""
-    pending = [cid for cid, cp in state["checkpoints"].items() if cp.get("status") == "pending"]
-    if pending:
-        return Stop(
-            "checkpoint",
-            EXIT_AWAIT_HUMAN,
-            "await_human",
-            f"waiting on a person for {', '.join(pending)}: "
-            "'loop-contract checkpoint resolve ID --by NAME [--deny]', then 'loop --resume'",
-        )
-    tripped = [
-        f"{t['which']} ({t.get('observed')} of {t.get('cap')})"
-        for t in state["budget"].get("tripped") or []
-    ]
-    if tripped:
-        return Stop("budget", EXIT_BUDGET, "stop", f"budget spent: {', '.join(tripped)}")
-    minutes = contract.budget.minutes
-    if minutes is not None and time_budget_exceeded(start_instant(state), minutes, now):
-        return Stop("budget", EXIT_BUDGET, "stop", f"time budget of {minutes:g} minutes spent")
-    cap = contract.budget.iterations
-    done = int(state["loop"].get("iteration") or 0)
-    if cap is not None and done >= cap:
-        return Stop(
-            "iteration_cap",
-            EXIT_ITERATION_CAP,
-            "stop",
-            f"iteration cap reached ({done}/{cap}) without meeting the contract",
-        )
-    return None
-
-
-def post_turn_stop(
-    verdict: Mapping[str, Any],
-    keys: Sequence[str],
-    contract: Contract,
-) -> Stop | None:
-    """Stops that follow from one verification (pure)."""
-    code = int(verdict["exit_code"])
-    if verdict["verdict"] == "pass":
-        return Stop("met", EXIT_MET, "done", "contract met")
-    if code == EXIT_TAMPER:
-        return Stop(
-            "tamper",
-            EXIT_TAMPER,
-            "stop",
-            "tampering found: a person must look before the loop goes on",
-        )
-    if code == EXIT_AWAIT_HUMAN:
-        waiting = [
-            str(r.get("message", ""))
-            for r in verdict.get("reasons") or ()
-            if r.get("code") == "checkpoint_pending"
-        ]
-        return Stop(
-            "checkpoint",
-            EXIT_AWAIT_HUMAN,
-            "await_human",
-            "a person's clearance is needed: " + "; ".join(waiting)
-            if waiting
-            else "the candidate's diff needs a person's clearance",
-        )
-    window = int(contract.stop_when.get("no_progress", 3))
-    span = 6 if contract.stop_when.get("oscillation", True) else 10**9
-    why = stalled(keys, window, span)
-    if why:
-        return Stop("no_progress", EXIT_NO_PROGRESS, "stop", why)
-    return None
-
-
-def touched_stop_paths(changed: Sequence[str], contract: Contract) -> list[str]:
-    globs = list(contract.stop_when.get("paths_touched") or ())
-    return [p for p in changed if globs and matches_any(p, globs)]
 
 
 def run_agent(
@@ -205,30 +112,6 @@ def run_agent(
     return AgentTurn(code, timed_out, output, time.monotonic() - started)
 
 
-def progress_line(
-    state: Mapping[str, Any], contract: Contract, verdict: Mapping[str, Any], now: Instant
-) -> str:
-    loop, budget = state["loop"], state["budget"]
-    cap = contract.budget.iterations
-    spent = budget["spent"]
-    gates = verdict["gates"]["hard"] + verdict["gates"]["measured"]
-    passing = sum(1 for g in gates if g["status"] in ("pass", "not_measurable"))
-    minutes = _elapsed_minutes(state, now)
-    parts = [
-        f"iteration {loop.get('iteration')}/{cap if cap is not None else '-'}",
-        f"time {minutes:.1f}/{contract.budget.minutes:g} min"
-        if contract.budget.minutes
-        else f"time {minutes:.1f} min",
-        f"tokens {spent.get('tokens', 0):g}"
-        + (f"/{contract.budget.tokens:g}" if contract.budget.tokens is not None else ""),
-        f"${spent.get('usd', 0):.2f}"
-        + (f"/${contract.budget.usd:.2f}" if contract.budget.usd is not None else ""),
-        f"gates {passing}/{len(gates)}",
-        str(verdict["verdict"]),
-    ]
-    return "[loop] " + " · ".join(parts)
-
-
 def _failing(verdict: Mapping[str, Any]) -> list[str]:
     return sorted(VerdictView(verdict).failing_tests())
 
@@ -268,105 +151,167 @@ def run_loop(
         read = history.read()
         for message in read.messages():
             say(f"[loop] history: {message}")
-        state = reduce(read.records)
-        status = state["loop"].get("status")
-        running = status in ("running", "awaiting_human")
-        if resume and status == "idle":
-            raise LoopError("nothing to resume: no loop was started here ('loop -- CMD...')")
-        if resume and status == "done":
-            raise LoopError(
-                "nothing to resume: the recorded loop already met the contract; "
-                "start a new one with 'loop-contract loop -- CMD...'"
-            )
-        if running and not resume:
-            raise LoopError(
-                f"a loop is already recorded here (iteration {state['loop'].get('iteration')}, "
-                f"{state['loop'].get('status')}): continue it with 'loop-contract loop --resume'"
-            )
+        _check_can_start(reduce(read.records), resume)
         baseline = load_baseline(root)
         contract = pinned_contract(root, baseline)
-        if resume:
-            command = command or list(state["loop"].get("command") or ())
-            history.append("resumed", {"command": list(command)})
-        else:
-            if not command:
-                raise LoopError("no agent command: 'loop-contract loop -- AGENT ARGS...'")
-            history.append("loop_started", loop_started_record(contract, list(command)))
+        argv = _record_start(history, reduce(read.records), contract, command, resume)
+        run = _LoopRun(
+            root=root,
+            history=history,
+            contract=contract,
+            command=argv,
+            timeout=turn_timeout or contract.turn_timeout,
+            caps=Caps(tokens=contract.budget.tokens, usd=contract.budget.usd),
+            lessons=lessons,
+            protected=list(baseline.pins),
+            say=say,
+            parking=Parking(root, history, say, poll),
+        )
+        return run.turns(_last_verdict(root) if resume else None)
+
+
+def _check_can_start(state: Mapping[str, Any], resume: bool) -> None:
+    """A resume needs a loop that is still going; a new start needs none going."""
+    status = state["loop"].get("status")
+    if resume and status == "idle":
+        raise LoopError("nothing to resume: no loop was started here ('loop -- CMD...')")
+    if resume and status == "done":
+        raise LoopError(
+            "nothing to resume: the recorded loop already met the contract; "
+            "start a new one with 'loop-contract loop -- CMD...'"
+        )
+    if status in ("running", "awaiting_human") and not resume:
+        raise LoopError(
+            f"a loop is already recorded here (iteration {state['loop'].get('iteration')}, "
+            f"{state['loop'].get('status')}): continue it with 'loop-contract loop --resume'"
+        )
+
+
+def _record_start(
+    history: History,
+    state: Mapping[str, Any],
+    contract: Contract,
+    command: Sequence[str] | None,
+    resume: bool,
+) -> list[str]:
+    """Record the start (or the resume) and return the agent command it runs."""
+    if resume:
+        command = command or list(state["loop"].get("command") or ())
+        history.append("resumed", {"command": list(command)})
+    else:
         if not command:
-            raise LoopError("the recorded loop has no agent command; start a new one")
-        timeout = turn_timeout or contract.turn_timeout
-        caps = Caps(tokens=contract.budget.tokens, usd=contract.budget.usd)
-        verdict = _last_verdict(root) if resume else None
-        parked = Parking(root, history, say, poll)
+            raise LoopError("no agent command: 'loop-contract loop -- AGENT ARGS...'")
+        history.append("loop_started", loop_started_record(contract, list(command)))
+    if not command:
+        raise LoopError("the recorded loop has no agent command; start a new one")
+    return list(command)
+
+
+@dataclass(frozen=True)
+class _LoopRun:
+    """One running loop: what every turn needs, and the turn's steps."""
+
+    root: Path
+    history: History
+    contract: Contract
+    command: list[str]
+    timeout: float
+    caps: Caps
+    lessons: str
+    protected: list[str]
+    say: Callable[[str], None]
+    parking: Parking
+
+    def turns(self, verdict: dict[str, Any] | None) -> int:
+        """Turn after turn until a stop rule; returns the stop's exit code."""
         while True:
             # The guard rails first: a changed hook file waits for a person before any turn.
-            for reason in harness_checkpoints(root, history):
-                say(f"[loop] harness: {reason.message}")
-            state = reduce(history.read().records)
-            stop = pre_turn_stop(state, contract, now_instant())
+            for reason in harness_checkpoints(self.root, self.history):
+                self.say(f"[loop] harness: {reason.message}")
+            state = reduce(self.history.read().records)
+            stop = pre_turn_stop(state, self.contract, now_instant())
             if stop is None:
                 try:
-                    action, message = parked.step(state)
+                    action, message = self.parking.step(state)
                 except KeyboardInterrupt:
-                    history.append("interrupted", {"phase": "parked"})
-                    say("[loop] interrupted; 'loop-contract loop --resume' continues")
+                    self.history.append("interrupted", {"phase": "parked"})
+                    self.say("[loop] interrupted; 'loop-contract loop --resume' continues")
                     return 130
                 if action == "wait":
                     continue
                 if action == "stop":
                     stop = Stop("cleared", EXIT_NOT_MET, "stop", message)
             if stop is not None:
-                return _finish(history, stop, say)
+                return _finish(self.history, stop, self.say)
             iteration = int(state["loop"].get("iteration") or 0) + 1
-            prompt = build_prompt(
-                contract,
-                iteration=iteration,
-                verdict=verdict,
-                checkpoint_notes=_checkpoint_notes(state),
-                lessons=lessons,
-                protected=list(baseline.pins),
-            )
-            prompt_file = StateDir(state_dir).prompt
-            prompt_file.write_text(prompt, "utf-8")
-            argv, placed = substitute(command, prompt, str(prompt_file))
-            try:
-                turn = run_agent(
-                    argv,
-                    stdin_text=None if placed else prompt,
-                    cwd=root,
-                    timeout=timeout,
-                    log=StateDir(state_dir).turn_log(iteration),
-                )
-            except KeyboardInterrupt:
-                history.append("interrupted", {"iteration": iteration, "phase": "agent"})
-                say("[loop] interrupted; 'loop-contract loop --resume' continues")
+            turn = self.agent_turn(iteration, self.prompt(state, iteration, verdict))
+            if turn is None:
                 return 130
-            except LoopError as exc:
-                history.append("agent_error", {"iteration": iteration, "error": str(exc)})
-                _finish(history, Stop("agent_error", EXIT_AGENT, "stop", str(exc)), say)
-                raise
-            try:
-                spend = spend_from_agent_output(turn.output)
-            except ValueError as exc:  # the agent's own report: data, never a crash
-                spend = None
-                history.append("spend_invalid", {"iteration": iteration, "error": str(exc)})
-                say(f"[loop] the agent reported a spend that is not valid ({exc}); not recorded")
-            if spend is not None:
-                record_spend(history, spend, "agent", caps)
-            if turn.timed_out:
-                say(f"[loop] agent turn {iteration} timed out after {timeout:g}s; verifying anyway")
-            elif turn.exit_code:
-                say(f"[loop] agent exited {turn.exit_code}; verifying anyway")
+            self.record_spend(iteration, turn)
             try:
                 verdict, stop = verify_iteration(
-                    root, history, contract, iteration=iteration, turn=turn, say=say
-                )
+                    self.root, self.history, self.contract, iteration=iteration, turn=turn,
+                    say=self.say,
+                )  # fmt: skip
             except KeyboardInterrupt:
-                history.append("interrupted", {"iteration": iteration, "phase": "verify"})
-                say("[loop] interrupted; 'loop-contract loop --resume' continues")
-                return 130
+                return self.interrupted(iteration, "verify")
             if stop is not None:
-                return _finish(history, stop, say)
+                return _finish(self.history, stop, self.say)
+
+    def prompt(
+        self, state: Mapping[str, Any], iteration: int, verdict: dict[str, Any] | None
+    ) -> str:
+        return build_prompt(
+            self.contract,
+            iteration=iteration,
+            verdict=verdict,
+            checkpoint_notes=_checkpoint_notes(state),
+            lessons=self.lessons,
+            protected=self.protected,
+        )
+
+    def agent_turn(self, iteration: int, prompt: str) -> AgentTurn | None:
+        """Run the agent on ``prompt``; ``None`` when interrupted (the history says so)."""
+        state_dir = StateDir.of(self.root)
+        state_dir.prompt.write_text(prompt, "utf-8")
+        argv, placed = substitute(self.command, prompt, str(state_dir.prompt))
+        try:
+            return run_agent(
+                argv,
+                stdin_text=None if placed else prompt,
+                cwd=self.root,
+                timeout=self.timeout,
+                log=state_dir.turn_log(iteration),
+            )
+        except KeyboardInterrupt:
+            self.interrupted(iteration, "agent")
+            return None
+        except LoopError as exc:
+            self.history.append("agent_error", {"iteration": iteration, "error": str(exc)})
+            _finish(self.history, Stop("agent_error", EXIT_AGENT, "stop", str(exc)), self.say)
+            raise
+
+    def record_spend(self, iteration: int, turn: AgentTurn) -> None:
+        """The spend the agent reported (data, never a crash) and how its turn ended."""
+        try:
+            spend = spend_from_agent_output(turn.output)
+        except ValueError as exc:
+            spend = None
+            self.history.append("spend_invalid", {"iteration": iteration, "error": str(exc)})
+            self.say(f"[loop] the agent reported a spend that is not valid ({exc}); not recorded")
+        if spend is not None:
+            record_spend(self.history, spend, "agent", self.caps)
+        if turn.timed_out:
+            self.say(
+                f"[loop] agent turn {iteration} timed out after {self.timeout:g}s; verifying anyway"
+            )
+        elif turn.exit_code:
+            self.say(f"[loop] agent exited {turn.exit_code}; verifying anyway")
+
+    def interrupted(self, iteration: int, phase: str) -> int:
+        self.history.append("interrupted", {"iteration": iteration, "phase": phase})
+        self.say("[loop] interrupted; 'loop-contract loop --resume' continues")
+        return 130
 
 
 def loop_started_record(contract: Contract, command: list[str]) -> dict[str, Any]:
@@ -403,43 +348,12 @@ def verify_iteration(
     verdict = outcome.verdict
     touched = touched_stop_paths(outcome.changed, contract)
     keys = [*state.get("progress_keys", []), outcome.progress_key]
-    gates = verdict["gates"]["hard"] + verdict["gates"]["measured"]
-    history.append(
-        "iteration",
-        {
-            "n": iteration,
-            "verdict": verdict["verdict"],
-            "exit_code": verdict["exit_code"],
-            "failing": _failing(verdict)[:200],
-            "progress_key": outcome.progress_key,
-            "empty_diff": not outcome.changed,
-            "gates_passing": sum(1 for g in gates if g["status"] in ("pass", "not_measurable")),
-            "gates_total": len(gates),
-            "duration_s": round(turn.seconds, 3) if turn else None,
-            "agent_exit": turn.exit_code if turn else None,
-            "agent_timed_out": turn.timed_out if turn else False,
-            "nonce": verdict["nonce"],
-            "reasons": [r["code"] for r in verdict["reasons"]],
-        },
-    )
+    history.append("iteration", _iteration_record(iteration, outcome, turn))
     state = reduce(history.read().records)
     stop = post_turn_stop(verdict, keys, contract)
     # A guarded path waits for a person even when the verdict passes: "met" must not skip them.
     if touched and (stop is None or stop.reason == "met"):
-        request = clearance.request(
-            history,
-            "stop_when:" + ",".join(sorted(touched)),
-            [_StopRuleMatch(p) for p in touched],
-            kind="stop_rule",
-            standing=True,
-        )
-        if request.status != "cleared":
-            stop = Stop(
-                "checkpoint",
-                EXIT_AWAIT_HUMAN,
-                "await_human",
-                f"stop rule: {', '.join(touched)} touched ({request.id})",
-            )
+        stop = _stop_rule_clearance(history, touched) or stop
     if stop is None:
         stop = pre_turn_stop(state, contract, now_instant())
     if verdict["verdict"] != "pass" and not outcome.changed:
@@ -452,6 +366,48 @@ def verify_iteration(
     write_json_atomic(outcome.verdict_path, verdict)
     say(progress_line(state, contract, verdict, now_instant()))
     return verdict, stop
+
+
+def _iteration_record(
+    iteration: int, outcome: VerifyOutcome, turn: AgentTurn | None
+) -> dict[str, Any]:
+    """What the history keeps of one iteration: the verdict's summary and how the turn ended."""
+    verdict = outcome.verdict
+    gates = verdict["gates"]["hard"] + verdict["gates"]["measured"]
+    return {
+        "n": iteration,
+        "verdict": verdict["verdict"],
+        "exit_code": verdict["exit_code"],
+        "failing": _failing(verdict)[:200],
+        "progress_key": outcome.progress_key,
+        "empty_diff": not outcome.changed,
+        "gates_passing": sum(1 for g in gates if g["status"] in ("pass", "not_measurable")),
+        "gates_total": len(gates),
+        "duration_s": round(turn.seconds, 3) if turn else None,
+        "agent_exit": turn.exit_code if turn else None,
+        "agent_timed_out": turn.timed_out if turn else False,
+        "nonce": verdict["nonce"],
+        "reasons": [r["code"] for r in verdict["reasons"]],
+    }
+
+
+def _stop_rule_clearance(history: History, touched: Sequence[str]) -> Stop | None:
+    """Ask a person about the touched ``stop_when`` paths; a stop until they clear it."""
+    request = clearance.request(
+        history,
+        "stop_when:" + ",".join(sorted(touched)),
+        [_StopRuleMatch(p) for p in touched],
+        kind="stop_rule",
+        standing=True,
+    )
+    if request.status == "cleared":
+        return None
+    return Stop(
+        "checkpoint",
+        EXIT_AWAIT_HUMAN,
+        "await_human",
+        f"stop rule: {', '.join(touched)} touched ({request.id})",
+    )
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,9 @@ import yaml
 
 from pytest_loopcontract.contest.lessons.learn import lesson_from_verdict
 from pytest_loopcontract.contest.lessons.prompt import prompt_block
-from pytest_loopcontract.contest.matrix import Cell, score_matrix
-from pytest_loopcontract.contest.packets import CandidateView, build_packet
+from pytest_loopcontract.contest.matrix import score_matrix
+from pytest_loopcontract.contest.matrix_model import Cell
+from pytest_loopcontract.contest.packets import CandidateView, JudgeBrief, build_packet
 from pytest_loopcontract.contest.prompting import contest_prompt, retry_notes
 from pytest_loopcontract.contract.model import Contract, load_contract
 from pytest_loopcontract.idsets import unpack_ids
@@ -600,12 +601,13 @@ def test_in_run_two_every_candidate_passes_the_judged_gate(repo: Path) -> None:
     cells = []
     for judge in SEATS:
         document, labels = build_packet(
-            run_id="run-2",
-            judge_seat=judge,
-            judge_family=families[judge],
-            task=task,
-            candidates=views,
-            identities=(),
+            JudgeBrief(
+                run_id="run-2",
+                judge_seat=judge,
+                judge_family=families[judge],
+                task=task,
+                candidates=views,
+            )
         )
         assert sorted(labels.values()) == [name for name in SEATS if name != judge]
         reply, _ = run_judge(repo, judge, document)

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from pytest_loopcontract.contest.judging import AskResult, JudgeOutcome, run_judge
-from pytest_loopcontract.contest.matrix import ROWS, score_matrix
-from pytest_loopcontract.contest.packets import CandidateView
+from pytest_loopcontract.contest.matrix import score_matrix
+from pytest_loopcontract.contest.matrix_model import ROWS
+from pytest_loopcontract.contest.packets import CandidateView, JudgeBrief
 from pytest_loopcontract.contest.replies import validate_reply
 
 TASK = {
@@ -149,7 +150,7 @@ def judge(
     family: str = "globex",
     candidates: list[CandidateView] | None = None,
 ) -> JudgeOutcome:
-    return run_judge(
+    brief = JudgeBrief(
         run_id="run-42",
         judge_seat=seat,
         judge_family=family,
@@ -157,9 +158,8 @@ def judge(
         candidates=CANDIDATES if candidates is None else candidates,
         identities=["loop-contract/rolling/alpha", str(tmp_path)],
         rows=ROWS,
-        packet_dir=tmp_path / "packets",
-        ask=ask,
     )
+    return run_judge(brief, packet_dir=tmp_path / "packets", ask=ask)
 
 
 def test_good_judge(tmp_path: Path) -> None:

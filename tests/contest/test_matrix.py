@@ -12,19 +12,21 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_loopcontract.contest import matrix
+from pytest_loopcontract.contest import matrix, matrix_model
 from pytest_loopcontract.contest.matrix import (
-    ROWS,
-    CandidateScore,
-    Cell,
-    FamilyHistory,
-    MatrixResult,
     calibration_weight,
     cell_agrees,
     cites_test,
     score_matrix,
     tally_calibration,
     weighted_median,
+)
+from pytest_loopcontract.contest.matrix_model import (
+    ROWS,
+    CandidateScore,
+    Cell,
+    FamilyHistory,
+    MatrixResult,
 )
 
 QF, COMP, EV, TA = ROWS
@@ -494,10 +496,18 @@ def test_bad_candidates_and_duplicate_calibration_raise() -> None:
 
 
 def test_module_is_pure() -> None:
-    source = Path(matrix.__file__).read_text(encoding="utf-8")
-    imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
-    assert imports, "expected stdlib imports"
-    assert not any("pytest_loopcontract" in line or line.startswith("from .") for line in imports)
+    """The scoring imports the stdlib and the matrix's own data only; the data, the stdlib only."""
+    for module, allowed in (
+        (matrix, ("pytest_loopcontract.contest.matrix_model",)),
+        (matrix_model, ()),
+    ):
+        source = Path(module.__file__ or "").read_text(encoding="utf-8")
+        imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+        assert imports, "expected stdlib imports"
+        own = [
+            line for line in imports if "pytest_loopcontract" in line or line.startswith("from .")
+        ]
+        assert all(line.split()[1] in allowed for line in own), own
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_loopcontract.contest.matrix import ROWS, Cell
+from pytest_loopcontract.contest.matrix_model import ROWS, Cell
 from pytest_loopcontract.contest.replies import (
     MAX_REPLY_BYTES,
     ReplyError,

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from pytest_loopcontract.contest.matrix import ROWS, Cell, MatrixResult
+from pytest_loopcontract.contest.matrix_model import ROWS, Cell, MatrixResult
 from pytest_loopcontract.contest.panel import PanelSettings
 from pytest_loopcontract.contest.scoring import (
     SOLE_SURVIVOR_REASON,

@@ -15,17 +15,14 @@ import pytest
 
 from pytest_loopcontract import hooks
 from pytest_loopcontract.contest import seats as seats_mod
-from pytest_loopcontract.contest.seats import (
+from pytest_loopcontract.contest.seat_model import (
     KEEP_BYTES,
     Seat,
+    SeatReport,
     SeatRun,
-    apply_report,
-    expand_argv,
     read_report,
-    run_seat,
-    seats_from_contract,
 )
-from pytest_loopcontract.contract.model import parse_contract
+from pytest_loopcontract.contest.seats import run_seat
 from pytest_loopcontract.hookspecs import hookimpl
 
 
@@ -78,41 +75,6 @@ def wait_gone(pid: int, patience: float = 20.0) -> bool:
 
 
 # --- argv -------------------------------------------------------------------------------------
-
-
-def test_expand_argv_replaces_known_placeholders_anywhere_and_only_those() -> None:
-    values = {"prompt_file": "/p q/prompt.md", "workdir": "/w", "report_file": "/r.json"}
-    argv = ["tool", "{prompt_file}", "--prompt={prompt_file}", "{workdir}/x", "{other}", "{}"]
-    assert expand_argv(argv, values) == [
-        "tool",
-        "/p q/prompt.md",
-        "--prompt=/p q/prompt.md",
-        "/w/x",
-        "{other}",
-        "{}",
-    ]
-    # no value: left alone; a value containing a placeholder is not expanded again
-    assert expand_argv(["{packet_file}"], {}) == ["{packet_file}"]
-    assert expand_argv(["{workdir}"], {"workdir": "{report_file}", "report_file": "x"}) == [
-        "{report_file}"
-    ]
-
-
-def test_seats_from_contract(tmp_path: Path) -> None:
-    text = (
-        "version: 1\nid: demo\n"
-        "dod:\n  - id: x\n    text: x\n    tests: [test_x.py::test_x]\n"
-        "seats:\n"
-        "  - name: alpha\n    family: acme\n    generate: [python, a.py, '{prompt_file}']\n"
-        "    judge: [python, j.py, '{packet_file}']\n    timeout: 5\n    scripted: true\n"
-        "  - name: beta\n    family: globex\n    judge: [beta-cli]\n"
-    )
-    contract = parse_contract(text.encode(), tmp_path / "loopcontract.yml")
-    assert seats_from_contract(contract) == [
-        Seat("alpha", "acme", ("python", "a.py", "{prompt_file}"),
-             ("python", "j.py", "{packet_file}"), 5.0, True),
-        Seat("beta", "globex", None, ("beta-cli",), 900.0, False),
-    ]  # fmt: skip
 
 
 def test_a_role_without_a_command_is_the_callers_mistake(tmp_path: Path) -> None:
@@ -248,7 +210,7 @@ def test_reports_that_are_not_regular_files_are_never_read(tmp_path: Path) -> No
     link = tmp_path / "link.json"
     link.symlink_to(secret)
     assert read_report(link).notes == ("report file ignored: it is a symbolic link",)
-    assert read_report(tmp_path / "missing.json") == seats_mod.SeatReport()
+    assert read_report(tmp_path / "missing.json") == SeatReport()
     listing = tmp_path / "list.json"
     listing.write_text("[1, 2]")
     assert read_report(listing).notes == ("report file ignored: not a JSON object",)
@@ -448,14 +410,6 @@ def test_stdout_a_little_over_the_head_keeps_the_rest_in_the_tail(tmp_path: Path
     assert result.stdout_bytes == KEEP_BYTES + 10
     assert result.stdout_text is None
     assert (result.stdout_head, result.stdout_tail) == ("a" * KEEP_BYTES, "b" * 10)
-
-
-def test_apply_report_keeps_a_timeout_a_timeout() -> None:
-    timed_out = SeatRun("a", "f", "candidate", "timeout", ("x",), None, 5.0, reason="timed out")
-    report = seats_mod.SeatReport(tokens=3, refused=True, reason="no")
-    folded = apply_report(timed_out, report)
-    assert (folded.status, folded.reason, folded.tokens) == ("timeout", "timed out", 3)
-    assert "timed out first" in folded.notes[-1]
 
 
 # --- the seat adapter hook --------------------------------------------------------------------

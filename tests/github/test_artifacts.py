@@ -34,62 +34,17 @@ from pytest_loopcontract.github.artifacts import (
     write_artifact,
 )
 from pytest_loopcontract.verdict import validate_verdict
+from testing.verdicts import passing_verdict
 
 SHA_A = "a" * 40
 SHA_B = "b" * 40
 SHA_C = "c" * 40
-NOW = "2026-11-29T21:30:00Z"
 DIFF = "diff --git a/src/x.py b/src/x.py\n--- a/src/x.py\n+++ b/src/x.py\n@@ -1 +1 @@\n-a\n+b\n"
 
 
 def verdict(commit: str = SHA_A, **overrides: Any) -> dict[str, Any]:
     """A schema-valid passing isolated verdict measured on ``commit``."""
-    doc: dict[str, Any] = {
-        "schema_version": 1,
-        "tool": {"name": "pytest-loopcontract", "version": "0.1"},
-        "contract": {"path": "loopcontract.yml", "id": "rolling", "sha256": "a" * 64},
-        "trust": "isolated",
-        "nonce": "n0nce",
-        "verdict": "pass",
-        "exit_code": 0,
-        "reasons": [{"code": "contract_met", "message": "every DoD item and gate passed"}],
-        "dod": [
-            {
-                "id": "window",
-                "text": "rolling window sums",
-                "status": "done",
-                "tests": [{"nodeid": "tests/test_roll.py::test_window", "outcome": "passed"}],
-            }
-        ],
-        "gates": {
-            "hard": [{"id": "acceptance", "kind": "acceptance", "status": "pass", "message": ""}],
-            "measured": [],
-        },
-        "tamper": {"detected": False, "findings": []},
-        "baseline": {"fail_to_pass": [], "pass_to_pass": []},
-        "tests": [
-            {
-                "nodeid": "tests/test_roll.py::test_window",
-                "outcome": "passed",
-                "duration": 0.01,
-                "when": "call",
-            }
-        ],
-        "summary": {
-            "passed": 1,
-            "failed": 0,
-            "error": 0,
-            "skipped": 0,
-            "xfailed": 0,
-            "xpassed": 0,
-            "total": 1,
-        },
-        "loop": {"iteration": None, "decision": "done", "stop_reason": None},
-        "environment": {"commit": commit, "dirty": False, "python": "3.11", "pytest": "8"},
-        "timing": {"started": NOW, "finished": NOW, "duration_s": 1.0},
-    }
-    doc.update(overrides)
-    return doc
+    return passing_verdict(commit=commit, **overrides)
 
 
 def artifact(

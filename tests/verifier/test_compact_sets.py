@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.fsio import write_json_atomic
 from pytest_loopcontract.idsets import count_ids, pack_ids, unpack_ids
 from pytest_loopcontract.statedir import StateDir
@@ -22,7 +21,15 @@ from pytest_loopcontract.verdict_tests import failing_tests, verdict_outcomes, v
 from pytest_loopcontract.verifier.baseline import BaselineRecord, load_baseline
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, utc_now
 from pytest_loopcontract.verifier.results import RunResults, TestRecord
-from pytest_loopcontract.verifier.workspace import Pin, WorkspaceError
+from pytest_loopcontract.verifier.workspace import WorkspaceError
+from testing.large_suite import (
+    ACCEPTANCE,
+    baseline_record,
+    large_contract,
+    outcome_of,
+    synthetic_ids,
+    verdict_document,
+)
 from testing.repos import assert_valid_verdict
 from testing.verifier_project import (
     BUGGY,
@@ -35,7 +42,6 @@ from testing.verifier_project import (
 )
 
 BOUND = 5_000_000
-ACCEPTANCE = 10
 
 # --- id sets ---------------------------------------------------------------------------------
 
@@ -78,86 +84,9 @@ def test_a_damaged_id_set_is_a_clear_error(damaged: Any) -> None:
 # --- 60,000 results through the real writers ----------------------------------------------------
 
 
-def synthetic_ids(count: int) -> list[str]:
-    """Realistic node ids: modules in packages, three classes and module-level tests each,
-    every test parametrized ten ways (about 71 characters an id)."""
-    ids: list[str] = []
-    module = 0
-    while len(ids) < count:
-        path = f"tests/pkg{module % 12:02d}/test_module_{module:03d}.py"
-        for owner in ("TestClass0::", "TestClass1::", "TestClass2::", ""):
-            for func in range(5):
-                ids += [f"{path}::{owner}test_something_long_{func}[param-{k}]" for k in range(10)]
-        module += 1
-    return ids[:count]
-
-
-def _outcome(index: int) -> str:
-    if index < ACCEPTANCE or index % 100 == 50:
-        return "failed"
-    return "skipped" if index % 200 == 7 else "passed"
-
-
-def _record(ids: list[str]) -> BaselineRecord:
-    outcomes = {n: _outcome(i) for i, n in enumerate(ids)}
-    accepted = set(ids[:ACCEPTANCE])
-    return BaselineRecord(
-        commit="c" * 40,
-        tree="d" * 40,
-        contract_path="loopcontract.yml",
-        contract_sha256="e" * 64,
-        contract_id="large",
-        mode="fix",
-        collected=sorted(outcomes),
-        outcomes=outcomes,
-        fail_to_pass=ids[:ACCEPTANCE],
-        pass_to_pass=[n for n, o in outcomes.items() if o == "passed" and n not in accepted],
-        pins={"loopcontract.yml": Pin(sha256="a" * 64, blob="b" * 40, mode="100644")},
-        protected_globs=["conftest.py"],
-        plugins=["_loopcontract_inner"],
-        created=utc_now(),
-    )
-
-
-def _contract(acceptance: list[str], extra: str = "") -> Contract:
-    tests = "".join(f"      - {n}\n" for n in acceptance)
-    text = "version: 1\nid: large\ngoal: g\nmode: fix\ndod:\n  - id: fixed\n    text: t\n"
-    return parse_contract(f"{text}    tests:\n{tests}{extra}".encode(), Path("loopcontract.yml"))
-
-
-def _verdict(ids: list[str], record: BaselineRecord, workdir: Path) -> dict[str, Any]:
-    contract = _contract(record.fail_to_pass)
-    results = RunResults(
-        nonce="n" * 32,
-        tests=[
-            TestRecord(
-                n,
-                "passed" if i < ACCEPTANCE else _outcome(i),
-                duration=0.0012,
-                message="" if i < ACCEPTANCE or _outcome(i) == "passed" else f"assert {i} == 0",
-            )
-            for i, n in enumerate(ids)
-        ],
-    )
-    evidence = Evidence(
-        trust="isolated",
-        nonce="n" * 32,
-        workdir=workdir,
-        contract_relpath="loopcontract.yml",
-        started=utc_now(),
-        started_monotonic=time.monotonic(),
-        fail_to_pass=record.fail_to_pass,
-        pass_to_pass=record.pass_to_pass,
-        base_commit=record.commit,
-        commit="f" * 40,
-        dirty=False,
-    )
-    return evaluate(contract, results, evidence)
-
-
 def test_a_60000_test_baseline_and_verdict_stay_under_5_mb(tmp_path: Path) -> None:
     ids = synthetic_ids(60_000)
-    record = _record(ids)
+    record = baseline_record(ids)
     write_json_atomic(StateDir.of(tmp_path).baseline, record.to_json())
     size = StateDir.of(tmp_path).baseline.stat().st_size
     assert size < BOUND, size
@@ -172,7 +101,7 @@ def test_a_60000_test_baseline_and_verdict_stay_under_5_mb(tmp_path: Path) -> No
     assert sorted(loaded.pass_to_pass) == sorted(record.pass_to_pass)
     assert loaded.fail_to_pass == record.fail_to_pass  # short, and in the DoD's order
 
-    document = _verdict(ids, record, tmp_path)
+    document = verdict_document(ids, record, tmp_path)
     path = tmp_path / "verdict.json"
     write_json_atomic(path, document)
     assert path.stat().st_size < BOUND, path.stat().st_size
@@ -180,7 +109,7 @@ def test_a_60000_test_baseline_and_verdict_stay_under_5_mb(tmp_path: Path) -> No
     assert_valid_verdict(verdict)
     assert verdict["verdict"] == "pass", verdict["reasons"]
     assert verdict["summary"]["total"] == 60_000
-    expected = {n: "passed" if i < ACCEPTANCE else _outcome(i) for i, n in enumerate(ids)}
+    expected = {n: "passed" if i < ACCEPTANCE else outcome_of(i) for i, n in enumerate(ids)}
     assert verdict_outcomes(verdict) == expected
     assert sorted(failing_tests(verdict)) == sorted(n for n, o in expected.items() if o != "passed")
     assert count_ids(verdict["baseline"]["pass_to_pass"]) == len(record.pass_to_pass)
@@ -191,13 +120,13 @@ def test_durations_of_passed_tests_are_kept_when_a_duration_gate_needs_them(
     tmp_path: Path,
 ) -> None:
     ids = synthetic_ids(200)
-    record = _record(ids)
-    document = _verdict(ids, record, tmp_path)
+    record = baseline_record(ids)
+    document = verdict_document(ids, record, tmp_path)
     assert "durations" not in document["tests"]
     gate = (
         "gates:\n  measured:\n    - {id: quick, metric: duration.total, op: '<=', threshold: 9}\n"
     )
-    contract = _contract(ids[:1], gate)
+    contract = large_contract(ids[:1], gate)
     results = RunResults(nonce="n", tests=[TestRecord(n, "passed", duration=0.5) for n in ids])
     evidence = Evidence("isolated", "n", tmp_path, "loopcontract.yml", utc_now(), time.monotonic())
     timed = evaluate(contract, results, evidence)
@@ -258,7 +187,7 @@ def test_a_baseline_in_an_unknown_format_is_refused_naming_the_command(tmp_path:
 
 
 def test_a_damaged_id_set_in_a_baseline_says_to_take_it_again(tmp_path: Path) -> None:
-    record = _record(synthetic_ids(50)).to_json()
+    record = baseline_record(synthetic_ids(50)).to_json()
     record["pass_to_pass"] = ["tests/a.py::t"]  # a format-1 list in a format-2 file
     with pytest.raises(WorkspaceError, match=r"damaged .*pass_to_pass.*loop-contract baseline"):
         BaselineRecord.from_json(record)
@@ -278,7 +207,7 @@ def _format1_verdict(valid: dict[str, Any]) -> dict[str, Any]:
 
 def test_verdicts_of_the_previous_format_still_read_and_validate(tmp_path: Path) -> None:
     ids = synthetic_ids(30)
-    current = _verdict(ids, _record(ids), tmp_path)
+    current = verdict_document(ids, baseline_record(ids), tmp_path)
     old = _format1_verdict(current)
     assert validate_verdict(old) == []
     assert failing_tests(old) == ["tests/a.py::t_bad"]

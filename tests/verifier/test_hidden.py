@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.contest.packets import CandidateView, build_packet
+from pytest_loopcontract.contest.packets import CandidateView, JudgeBrief, build_packet
 from pytest_loopcontract.contest.panel import task_of
 from pytest_loopcontract.contest.prompting import retry_notes
 from pytest_loopcontract.contest.standing import gate_summary
@@ -26,18 +26,9 @@ from pytest_loopcontract.loop.prompt import build_prompt
 from pytest_loopcontract.verdict_tests import verdict_records
 from pytest_loopcontract.verifier.hidden import WITHHELD, HiddenFile, scrub_quotes
 from pytest_loopcontract.verifier.workspace import diff_text, snapshot_worktree
-from testing.repos import assert_valid_verdict, git, init_repo, run_cli
-
-CONTRACT = """\
-version: 1
-id: calc-add
-goal: add() adds.
-mode: fix
-dod:
-  - id: add
-    text: add() returns the sum.
-    tests: [tests/test_core.py::test_add]
-{hidden}"""
+from testing import reward_project
+from testing.repos import git, run_cli
+from testing.reward_project import CONTRACT, HONEST, baseline, reset, verify
 
 VISIBLE = "from calc.core import add\n\n\ndef test_add():\n    assert add(20, 22) == 42\n"
 # A marker no visible file holds: finding it anywhere outside the hidden place is a leak.
@@ -52,24 +43,15 @@ def test_add_more():
     assert add(-5, 105) == 100
 """
 
-BROKEN = "def add(a, b):\n    return a - b\n"
-HONEST = "def add(a, b):\n    return a + b\n"
 # Fits the visible test only: no branch on its input, so no reward rule sees it, and the
 # visible expectation mutated (42 -> 43) fails, so the vacuous-pass check sees nothing either.
 VISIBLE_ONLY = "def add(a, b):\n    return 42\n"
 
 
 def make_project(root: Path, hidden_block: str) -> Path:
-    (root / "src/calc").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "src/calc/__init__.py").write_text("", "utf-8")
-    (root / "src/calc/core.py").write_text(BROKEN, "utf-8")
-    (root / "tests/test_core.py").write_text(VISIBLE, "utf-8")
-    (root / "pyproject.toml").write_text(
-        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n', "utf-8"
-    )
-    (root / "loopcontract.yml").write_text(CONTRACT.format(hidden=hidden_block), "utf-8")
-    return init_repo(root)
+    """The calc project with only the visible test, its DoD item extended by ``hidden_block``;
+    no baseline yet."""
+    return reward_project.make_project(root, hidden_block, VISIBLE, take_baseline=False)
 
 
 def hidden_file(folder: Path, text: str = HIDDEN, name: str = "test_hidden_add.py") -> Path:
@@ -77,25 +59,6 @@ def hidden_file(folder: Path, text: str = HIDDEN, name: str = "test_hidden_add.p
     path = folder / name
     path.write_text(text, "utf-8")
     return path
-
-
-def baseline(root: Path) -> None:
-    result = run_cli(root, "baseline")
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def verify(root: Path) -> tuple[int, dict[str, Any]]:
-    result = run_cli(root, "verify", "--json")
-    assert "Traceback" not in result.stderr, result.stderr
-    verdict = result.json()
-    assert_valid_verdict(verdict)
-    assert verdict["exit_code"] == result.returncode
-    return result.returncode, verdict
-
-
-def reset(root: Path) -> None:
-    git(root, "checkout", "-q", "--", ".")
-    git(root, "clean", "-qfd", "-e", ".loop-contract")
 
 
 def dod_tests(verdict: dict[str, Any]) -> dict[str, str]:
@@ -173,12 +136,13 @@ def test_visible_only_fix_fails_the_hidden_test(repo: Path) -> None:
         tests=dict(verdict["summary"]),
     )
     packet, _ = build_packet(
-        run_id="r1",
-        judge_seat="beta",
-        judge_family="vendor-b",
-        task=task_of(contract),
-        candidates=[view],
-        identities=[],
+        JudgeBrief(
+            run_id="r1",
+            judge_seat="beta",
+            judge_family="vendor-b",
+            task=task_of(contract),
+            candidates=[view],
+        )
     )
     assert SECRET not in json.dumps(packet) and "add(3, 4)" not in json.dumps(packet)
 
@@ -246,7 +210,7 @@ def test_a_git_ref_the_work_tree_does_not_hold(tmp_path: Path) -> None:
     root = make_project(tmp_path / "repo", "")
     spec = _hidden_ref(root, HIDDEN)
     (root / "loopcontract.yml").write_text(
-        CONTRACT.format(hidden=f"    hidden: [{spec}]\n"), "utf-8"
+        CONTRACT.format(extra=f"    hidden: [{spec}]\n"), "utf-8"
     )
     git(root, "commit", "-qam", "hidden test by ref")
     baseline(root)
@@ -317,7 +281,7 @@ def test_prompt_names_no_hidden_test_even_in_a_finding(tmp_path: Path) -> None:
     """A reason that names a hidden test (a vacuous-pass finding on it) reaches the prompt
     without the name; the visible failing test is still named."""
     (tmp_path / "loopcontract.yml").write_text(
-        CONTRACT.format(hidden="    hidden: [/outside/test_hidden_add.py]\n"), "utf-8"
+        CONTRACT.format(extra="    hidden: [/outside/test_hidden_add.py]\n"), "utf-8"
     )
     contract = load_contract(tmp_path / "loopcontract.yml")
     verdict = {

@@ -13,35 +13,16 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_loopcontract.contest.report import view as rv
 from pytest_loopcontract.contest.report.markup import escape_html
 from pytest_loopcontract.contest.report.style import CSP, CSS
-from pytest_loopcontract.contest.report.view import (
-    LINE,
-    LIST_MAX,
-    LONG,
-    SCRIPTED_LABEL,
-    SHORT,
-    STATUS_TEXT,
-    TITLE,
-    ReportView,
-    Result,
-    capped,
-    gate_counts,
-    gate_rows,
-    next_action,
-    num,
-    round_title,
-    score_text,
-    short_hash,
-    tamper_codes,
-    whole,
-)
+from pytest_loopcontract.contest.report.view import ReportView, Result
 from pytest_loopcontract.fsio import write_text_atomic
 
 __all__ = ["render_html", "write_html"]
 
 
-def _h(text: Any, limit: int | None = SHORT) -> str:
+def _h(text: Any, limit: int | None = rv.SHORT) -> str:
     return escape_html(str(text), limit=limit)
 
 
@@ -53,7 +34,7 @@ def _heat(score: float) -> str:
 
 def _kind_badge(view: ReportView, name: str) -> str:
     kind = view.kind(name)
-    cls = "kind scripted" if kind == SCRIPTED_LABEL else "kind"
+    cls = "kind scripted" if kind == rv.SCRIPTED_LABEL else "kind"
     return f'<span class="{cls}">{kind}</span>'
 
 
@@ -65,7 +46,7 @@ def render_html(result: Result) -> str:
     ``table.heat`` is one matrix cell, with ``data-judge``, ``data-candidate``, ``data-row``.
     """
     view = ReportView(result)
-    status = STATUS_TEXT.get(view.status, view.status)
+    status = rv.STATUS_TEXT.get(view.status, view.status)
     title = f"loop-contract contest {view.contract.get('id', '')}: {status}"
     parts = [
         "<!doctype html>",
@@ -102,10 +83,10 @@ def write_html(path: str | os.PathLike[str], result: Result) -> None:
 
 def _html_header(view: ReportView) -> str:
     r, c = view.r, view.contract
-    status = STATUS_TEXT.get(view.status, view.status)
+    status = rv.STATUS_TEXT.get(view.status, view.status)
     dod = "".join(
-        f"<li><code>{_h(d.get('id', ''))}</code> {_h(d.get('text', ''), LINE)}</li>"
-        for d in c.get("dod", [])[:LIST_MAX]
+        f"<li><code>{_h(d.get('id', ''))}</code> {_h(d.get('text', ''), rv.LINE)}</li>"
+        for d in c.get("dod", [])[: rv.LIST_MAX]
     )
     return (
         "<header>"
@@ -113,10 +94,10 @@ def _html_header(view: ReportView) -> str:
         f'<span class="pill status-{_h(view.status, 40)}">{_h(status)}</span>'
         f'<p class="meta">run <code>{_h(r.get("run_id", ""))}</code> · '
         f"{_h(r.get('started', ''))} → {_h(r.get('finished', ''))} · attempts "
-        f"{whole(r.get('attempts'))} · contract <code>{_h(c.get('path', ''))}</code> "
-        f"({_h(c.get('mode', ''))} mode, sha256 <code>{_h(short_hash(c.get('sha256')))}</code>)"
+        f"{rv.whole(r.get('attempts'))} · contract <code>{_h(c.get('path', ''))}</code> "
+        f"({_h(c.get('mode', ''))} mode, sha256 <code>{_h(rv.short_hash(c.get('sha256')))}</code>)"
         "</p>"
-        + (f'<p class="goal">{_h(c.get("goal"), LINE)}</p>' if c.get("goal") else "")
+        + (f'<p class="goal">{_h(c.get("goal"), rv.LINE)}</p>' if c.get("goal") else "")
         + (f'<ul class="plain">{dod}</ul>' if dod else "")
         + "</header>"
     )
@@ -126,14 +107,14 @@ def _html_decision(view: ReportView) -> str:
     if view.winner is not None:
         winner = (
             f'Proposed winner: <strong id="winner">{_h(view.winner)}</strong> '
-            f"{_kind_badge(view, view.winner)} · overall {score_text(view.overall(view.winner))}"
+            f"{_kind_badge(view, view.winner)} · overall {rv.score_text(view.overall(view.winner))}"
         )
     else:
         winner = 'Proposed winner: <strong id="winner" class="none">none</strong>'
-    sentence, command = next_action(view)
-    step = f"Next: {_h(sentence, LONG)}"
+    sentence, command = rv.next_action(view)
+    step = f"Next: {_h(sentence, rv.LONG)}"
     if command:
-        step += f" <code>{_h(command, LONG)}</code>"
+        step += f" <code>{_h(command, rv.LONG)}</code>"
     return f'<section id="decision"><p>{winner}</p><p>{step}</p></section>'
 
 
@@ -141,10 +122,10 @@ def _html_seats(view: ReportView) -> str:
     rows = []
     for name in view.seat_names:
         cand = view.latest.get(name) or {}
-        passed, total = gate_counts(cand)
+        passed, total = rv.gate_counts(cand)
         verdict = str(cand.get("verdict") or "-")
         cls = ' class="winner"' if name == view.winner else ""
-        tamper = ", ".join(tamper_codes(cand))
+        tamper = ", ".join(rv.tamper_codes(cand))
         rows.append(
             f'<tr data-seat="{_h(name, None)}"{cls}><td><strong>{_h(name)}</strong></td>'
             f"<td>{_h(view.family(name))}</td><td>{_kind_badge(view, name)}</td>"
@@ -152,8 +133,8 @@ def _html_seats(view: ReportView) -> str:
             f'<td class="{_h(verdict, 20)}">{_h(verdict)}</td>'
             f"<td>{_h(cand.get('stage', '-'))}</td>"
             f'<td class="num">{f"{passed}/{total}" if cand else "-"}</td>'
-            f'<td class="num">{score_text(view.overall(name))}</td>'
-            f"<td>{_h(tamper, LINE) if tamper else ''}</td></tr>"
+            f'<td class="num">{rv.score_text(view.overall(name))}</td>'
+            f"<td>{_h(tamper, rv.LINE) if tamper else ''}</td></tr>"
         )
     return (
         '<section id="seats"><h2>Seats</h2><table><thead><tr><th>seat</th><th>family</th>'
@@ -165,16 +146,18 @@ def _html_seats(view: ReportView) -> str:
 
 
 def _html_escalations(view: ReportView) -> str:
-    items, more = capped(view.escalations())
-    if not items:
+    if not view.escalations():
         return ""
     lis = "".join(
-        f"<li><code>{_h(e.get('code', ''))}</code> "
-        f'<span class="why">{_h(e.get("message", ""), LONG)}</span></li>'
-        for e in items
+        rv.listed(
+            view.escalations(),
+            lambda e: (
+                f"<li><code>{_h(e.get('code', ''))}</code> "
+                f'<span class="why">{_h(e.get("message", ""), rv.LONG)}</span></li>'
+            ),
+            _more_item,
+        )
     )
-    if more:
-        lis += f"<li>… and {more} more</li>"
     return f'<section id="escalations"><h2>Escalations</h2><ul class="plain">{lis}</ul></section>'
 
 
@@ -194,22 +177,27 @@ def _html_matrix(view: ReportView) -> str:
         mean_tds = "".join(
             '<td class="self">—</td>'
             if view.same_family(j, label)
-            else f'<td class="num">{score_text(means.get((label, j)))}</td>'
+            else f'<td class="num">{rv.score_text(means.get((label, j)))}</td>'
             for j in judges
         )
         body.append(
             f'<tr class="overall"><td>judge mean / overall</td>{mean_tds}'
-            f'<td class="num"{_median_style(overall)}>{score_text(overall)}</td></tr>'
+            f'<td class="num"{_median_style(overall)}>{rv.score_text(overall)}</td></tr>'
         )
     legend = "".join(f'<span style="background:{_heat(float(s))}">{s}</span>' for s in range(0, 11))
-    notes, more = capped(view.matrix_notes())
     notes_html = "".join(
-        f'<li><strong>{_h(n.subject)}</strong>: <span class="why">{_h(n.text, LINE)}</span></li>'
-        for n in notes
-    ) + (f"<li>… and {more} more</li>" if more else "")
+        rv.listed(
+            view.matrix_notes(),
+            lambda n: (
+                f"<li><strong>{_h(n.subject)}</strong>: "
+                f'<span class="why">{_h(n.text, rv.LINE)}</span></li>'
+            ),
+            _more_item,
+        )
+    )
     return (
         '<section id="matrix"><h2>Validity matrix</h2>'
-        f'<p class="meta">Minimum score {num(view.matrix.get("min_score")):g}. Each cell is one '
+        f'<p class="meta">Minimum score {rv.num(view.matrix.get("min_score")):g}. Each cell is one '
         "judge's score of one candidate on one row (hover for confidence, evidence and "
         "rationale); the last column is the weighted median, the last row of each candidate "
         "the judges' means and the overall score.</p>"
@@ -218,7 +206,7 @@ def _html_matrix(view: ReportView) -> str:
         "<th>median</th></tr></thead><tbody>"
         + "".join(body)
         + "</tbody></table>"
-        + (f'<ul class="plain">{notes_html}</ul>' if notes else "")
+        + (f'<ul class="plain">{notes_html}</ul>' if notes_html else "")
         + "</section>"
     )
 
@@ -236,11 +224,11 @@ def _matrix_rows(
     out: list[str] = []
     for i, row in enumerate(rows):
         tds = "".join(_matrix_cell(view, at.get((label, row, j)), j, label, row) for j in judges)
-        median = num(medians[row]) if row in medians else None
+        median = rv.num(medians[row]) if row in medians else None
         first = _candidate_head(label, score, len(rows) + 1) if i == 0 else ""
         out.append(
             f"<tr>{first}<td>{_h(row)}</td>{tds}"
-            f'<td class="num"{_median_style(median)}>{score_text(median)}</td></tr>'
+            f'<td class="num"{_median_style(median)}>{rv.score_text(median)}</td></tr>'
         )
     return out
 
@@ -263,17 +251,17 @@ def _matrix_cell(
         if view.same_family(judge, label):
             return '<td class="self" title="same family: does not judge">—</td>'
         return '<td class="none" title="no score">·</td>'
-    value = num(cell.get("score"))
+    value = rv.num(cell.get("score"))
     tip = (
         f"{judge} on {label}, {row}: {value:.1f} "
-        f"(confidence {num(cell.get('confidence')):.2f})\n"
+        f"(confidence {rv.num(cell.get('confidence')):.2f})\n"
         f"evidence: {cell.get('evidence', '')}\n"
         f"{cell.get('rationale', '')}"
     )
     return (
         f'<td class="cell" data-judge="{_h(judge, None)}" '
         f'data-candidate="{_h(label, None)}" data-row="{_h(row, None)}" '
-        f'style="background:{_heat(value)}" title="{_h(tip, TITLE)}">'
+        f'style="background:{_heat(value)}" title="{_h(tip, rv.TITLE)}">'
         f"{value:.1f}</td>"
     )
 
@@ -290,7 +278,7 @@ def _html_bracket(view: ReportView) -> str:
         )
 
     def node(name: str, cls: str, extra: str = "") -> str:
-        score = score_text(view.overall(name))
+        score = rv.score_text(view.overall(name))
         return (
             f'<div class="node{cls}" data-candidate="{_h(name, None)}">'
             f'<span class="name">{_h(name, 40)}{extra}</span>'
@@ -304,7 +292,7 @@ def _html_bracket(view: ReportView) -> str:
             node(str(n), " out" if str(n) in eliminated else "") for n in rnd.get("field_in", [])
         )
         columns.append(
-            f'<div class="round"><h3>{round_title(rnd)}</h3>'
+            f'<div class="round"><h3>{rv.round_title(rnd)}</h3>'
             f'<p class="why">{_h(rnd.get("reason", ""), 160)}</p>{nodes}</div>'
         )
     finals = "".join(
@@ -321,18 +309,20 @@ def _html_bracket(view: ReportView) -> str:
 
 
 def _html_dissents(view: ReportView) -> str:
-    dissents, more = capped(view.dissents())
-    if not dissents:
+    if not view.dissents():
         return ""
     rows = "".join(
-        f"<tr><td>{_h(d.judge)}</td><td>{_h(d.candidate)}</td><td>{_h(d.row)}</td>"
-        f'<td class="num">{d.score:.1f}</td><td class="num">{d.row_median:.1f}</td>'
-        f"<td>{'yes' if d.cites_test else 'no'}</td>"
-        f'<td class="why">{_h(d.rationale, LINE * 2)}</td></tr>'
-        for d in dissents
+        rv.listed(
+            view.dissents(),
+            lambda d: (
+                f"<tr><td>{_h(d.judge)}</td><td>{_h(d.candidate)}</td><td>{_h(d.row)}</td>"
+                f'<td class="num">{d.score:.1f}</td><td class="num">{d.row_median:.1f}</td>'
+                f"<td>{'yes' if d.cites_test else 'no'}</td>"
+                f'<td class="why">{_h(d.rationale, rv.LINE * 2)}</td></tr>'
+            ),
+            lambda more: f'<tr><td colspan="7">… and {more} more</td></tr>',
+        )
     )
-    if more:
-        rows += f'<tr><td colspan="7">… and {more} more</td></tr>'
     return (
         '<section id="dissents"><h2>Dissents</h2><table><thead><tr><th>judge</th>'
         "<th>candidate</th><th>row</th><th>score</th><th>row median</th><th>cites a test</th>"
@@ -346,7 +336,7 @@ def _html_gates(view: ReportView) -> str:
     cards = [
         _candidate_card(view, cand)
         for cand in sorted(
-            view.candidates, key=lambda c: (str(c.get("seat", "")), whole(c.get("attempt")))
+            view.candidates, key=lambda c: (str(c.get("seat", "")), rv.whole(c.get("attempt")))
         )
     ]
     return (
@@ -357,30 +347,35 @@ def _html_gates(view: ReportView) -> str:
 
 def _candidate_card(view: ReportView, cand: Mapping[str, Any]) -> str:
     name = str(cand.get("seat", ""))
-    passed, total = gate_counts(cand)
-    reasons, more = capped(list(cand.get("reasons", [])), 5)
+    passed, total = rv.gate_counts(cand)
     reasons_html = "".join(
-        f"<li><code>{_h(r.get('code', ''))}</code> "
-        f'<span class="why">{_h(r.get("message", ""), LINE * 2)}</span></li>'
-        for r in reasons
-    ) + (f"<li>… and {more} more</li>" if more else "")
+        rv.listed(
+            list(cand.get("reasons", [])),
+            lambda r: (
+                f"<li><code>{_h(r.get('code', ''))}</code> "
+                f'<span class="why">{_h(r.get("message", ""), rv.LINE * 2)}</span></li>'
+            ),
+            _more_item,
+            limit=5,
+        )
+    )
     return (
         f'<article class="candidate" data-seat="{_h(name, None)}">'
-        f"<h3>{_h(name)} <small>attempt {whole(cand.get('attempt'))}</small> "
+        f"<h3>{_h(name)} <small>attempt {rv.whole(cand.get('attempt'))}</small> "
         f"{_kind_badge(view, name)}</h3>"
         f'<p class="meta">{_h(view.family(name))} · outcome {_h(cand.get("outcome", ""))} · '
         f"verdict {_h(cand.get('verdict') or '-')} · stage {_h(cand.get('stage', ''))} · "
         f"gates {passed}/{total} · {' · '.join(_cost(cand))}<br>branch "
-        f"<code>{_h(cand.get('branch', ''), SHORT)}</code>"
+        f"<code>{_h(cand.get('branch', ''), rv.SHORT)}</code>"
         + (
-            f" · commit <code>{_h(short_hash(cand.get('commit')))}</code>"
+            f" · commit <code>{_h(rv.short_hash(cand.get('commit')))}</code>"
             if cand.get("commit")
             else ""
         )
         + "</p>"
         + _gate_table(cand)
         + _tamper_line(cand)
-        + (f'<ul class="plain">{reasons_html}</ul>' if reasons else "")
+        + (f'<ul class="plain">{reasons_html}</ul>' if reasons_html else "")
         + "</article>"
     )
 
@@ -390,7 +385,7 @@ def _gate_table(cand: Mapping[str, Any]) -> str:
         f"<tr><td><code>{_h(gid)}</code></td><td>{_h(kind)}</td>"
         f'<td class="{_h(status, 20)}">{_h(status)}</td><td>{_h(obs)}</td>'
         f"<td>{_h(thr)}</td></tr>"
-        for gid, kind, status, obs, thr in gate_rows(cand)
+        for gid, kind, status, obs, thr in rv.gate_rows(cand)
     )
     if not rows:
         return ""
@@ -401,12 +396,12 @@ def _gate_table(cand: Mapping[str, Any]) -> str:
 
 
 def _tamper_line(cand: Mapping[str, Any]) -> str:
-    tamper = tamper_codes(cand)
+    tamper = rv.tamper_codes(cand)
     if not tamper:
         return ""
     return (
         "<p>Tamper findings: "
-        + ", ".join(f"<code>{_h(t, LINE)}</code>" for t in tamper[:LIST_MAX])
+        + ", ".join(f"<code>{_h(t, rv.LINE)}</code>" for t in tamper[: rv.LIST_MAX])
         + "</p>"
     )
 
@@ -416,25 +411,31 @@ def _cost(cand: Mapping[str, Any]) -> list[str]:
     prov = cand.get("provenance") or {}
     cost = []
     if prov.get("tokens") is not None:
-        cost.append(f"{whole(prov.get('tokens'))} tokens")
+        cost.append(f"{rv.whole(prov.get('tokens'))} tokens")
     if prov.get("cost_usd") is not None:
-        cost.append(f"${num(prov.get('cost_usd')):.4f}")
-    cost.append(f"{num(prov.get('seconds')):.1f} s")
+        cost.append(f"${rv.num(prov.get('cost_usd')):.4f}")
+    cost.append(f"{rv.num(prov.get('seconds')):.1f} s")
     return cost
 
 
-def _html_lessons(view: ReportView) -> str:
-    lessons, more = capped(view.lessons())
-    if not lessons:
-        return '<section id="lessons"><h2>Lessons</h2><p>None written.</p></section>'
-    items = "".join(
+def _more_item(more: int) -> str:
+    return f"<li>… and {more} more</li>"
+
+
+def _lesson_item(lesson: Mapping[str, Any]) -> str:
+    return (
         f"<li><strong>{_h(lesson.get('gate', ''))}</strong> ({_h(lesson.get('kind', ''))}): "
-        f"{_h(lesson.get('rule', ''), LINE)}"
-        f'<div class="why">what: {_h(lesson.get("what", ""), LINE)}\n'
-        f"cause: {_h(lesson.get('cause', ''), LINE)}\n"
-        f"evidence: {_h(lesson.get('evidence', ''), LINE)}</div></li>"
-        for lesson in lessons
-    ) + (f"<li>… and {more} more</li>" if more else "")
+        f"{_h(lesson.get('rule', ''), rv.LINE)}"
+        f'<div class="why">what: {_h(lesson.get("what", ""), rv.LINE)}\n'
+        f"cause: {_h(lesson.get('cause', ''), rv.LINE)}\n"
+        f"evidence: {_h(lesson.get('evidence', ''), rv.LINE)}</div></li>"
+    )
+
+
+def _html_lessons(view: ReportView) -> str:
+    if not view.lessons():
+        return '<section id="lessons"><h2>Lessons</h2><p>None written.</p></section>'
+    items = "".join(rv.listed(view.lessons(), _lesson_item, _more_item))
     return (
         f'<section id="lessons"><h2>Lessons ({len(view.lessons())})</h2>'
         f'<ul class="plain">{items}</ul></section>'
@@ -449,11 +450,11 @@ def _html_footer(view: ReportView) -> str:
         decided = (
             f"<p>Decision: <strong>{_h(decision.get('decision', ''))}</strong> "
             f"{_h(decision.get('seat', ''))} by {_h(decision.get('by', ''))} at "
-            f"{_h(decision.get('at', ''))}: {_h(decision.get('reason', ''), LINE)}</p>"
+            f"{_h(decision.get('at', ''))}: {_h(decision.get('reason', ''), rv.LINE)}</p>"
         )
     cert = "issued" if view.r.get("certificate") else "not issued"
     return (
         f'<footer id="ledger">{decided}<p>Ledger <code>{_h(ledger.get("path", ""))}</code>, '
-        f"head seq {whole(ledger.get('head_seq'))} <code>{_h(ledger.get('head', ''), 64)}</code>"
+        f"head seq {rv.whole(ledger.get('head_seq'))} <code>{_h(ledger.get('head', ''), 64)}</code>"
         f" · certificate {cert}</p></footer>"
     )

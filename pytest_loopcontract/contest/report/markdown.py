@@ -9,36 +9,18 @@ facts come from :class:`~.view.ReportView`. Pure string building.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_loopcontract.contest.report import view as rv
 from pytest_loopcontract.contest.report.markup import (
     code_block,
     code_span,
     escape_markdown_inline,
     mermaid_label,
 )
-from pytest_loopcontract.contest.report.view import (
-    LINE,
-    LIST_MAX,
-    LONG,
-    SHORT,
-    STATUS_TEXT,
-    ReportView,
-    Result,
-    capped,
-    gate_counts,
-    gate_rows,
-    next_action,
-    num,
-    reason_text,
-    round_title,
-    score_text,
-    short_hash,
-    tamper_codes,
-    whole,
-)
+from pytest_loopcontract.contest.report.view import Dissent, ReportView, Result
 
 __all__ = ["MARKDOWN_MAX_CHARS", "render_markdown"]
 
@@ -46,7 +28,7 @@ MARKDOWN_MAX_CHARS = 60_000
 """Default size cap of the markdown: under GitHub's 65,536-character comment limit."""
 
 
-def _m(text: Any, limit: int | None = SHORT) -> str:
+def _m(text: Any, limit: int | None = rv.SHORT) -> str:
     return escape_markdown_inline(str(text), limit=limit)
 
 
@@ -112,10 +94,9 @@ def _left_out_note(left_out: Sequence[str], pointer: str | None) -> str:
 def _markdown_sections(view: ReportView) -> list[_Section]:
     sections = [_Section("status", _md_status(view), None)]
     if view.escalations():
-        items, more = capped(view.escalations())
-        text = "**Escalations**\n\n" + "\n".join(f"- {_m(reason_text(e), LINE)}" for e in items)
-        if more:
-            text += f"\n- … and {more} more"
+        text = "**Escalations**\n\n" + "\n".join(
+            rv.listed(view.escalations(), lambda e: f"- {_m(rv.reason_text(e), rv.LINE)}", _more)
+        )
         sections.append(_Section("escalations", text, None))
     sections.append(_Section("the seats table", _md_seats(view), 7))
     sections.append(_Section("the matrix", _md_matrix(view), 6))
@@ -130,7 +111,7 @@ def _markdown_sections(view: ReportView) -> list[_Section]:
 
 def _md_status(view: ReportView) -> str:
     r = view.r
-    status = STATUS_TEXT.get(view.status, view.status)
+    status = rv.STATUS_TEXT.get(view.status, view.status)
     head = f"### loop-contract contest {_m(view.contract.get('id', ''))}: {_m(status)}"
     facts = [f"**Status: {_m(status)}**"]
     if view.winner is not None:
@@ -138,12 +119,12 @@ def _md_status(view: ReportView) -> str:
     else:
         facts.append("no proposed winner")
     facts.append(f"run {_m(r.get('run_id', ''))}")
-    facts.append(f"attempts {whole(r.get('attempts'))}")
+    facts.append(f"attempts {rv.whole(r.get('attempts'))}")
     lines = [head, "", " · ".join(facts)]
     if view.contract.get("goal"):
-        lines += ["", f"> {_m(view.contract.get('goal'), LINE)}"]
-    sentence, command = next_action(view)
-    step = f"**Next:** {_m(sentence, LONG)}"
+        lines += ["", f"> {_m(view.contract.get('goal'), rv.LINE)}"]
+    sentence, command = rv.next_action(view)
+    step = f"**Next:** {_m(sentence, rv.LONG)}"
     if command:
         step += " " + code_span(command)
     lines += ["", step]
@@ -154,8 +135,8 @@ def _md_seats(view: ReportView) -> str:
     rows = []
     for name in view.seat_names:
         cand = view.latest.get(name) or {}
-        passed, total = gate_counts(cand)
-        attempt = whole(cand.get("attempt"))
+        passed, total = rv.gate_counts(cand)
+        attempt = rv.whole(cand.get("attempt"))
         rows.append(
             [
                 _m(name) + (" 🏆" if name == view.winner else ""),
@@ -165,7 +146,7 @@ def _md_seats(view: ReportView) -> str:
                 _m(cand.get("verdict") or "-"),
                 _m(cand.get("stage", "-")),
                 f"{passed}/{total}" if cand else "-",
-                score_text(view.overall(name)),
+                rv.score_text(view.overall(name)),
                 str(attempt) if cand else "-",
             ]
         )
@@ -199,24 +180,24 @@ def _md_matrix(view: ReportView) -> str:
             [
                 _m(label),
                 *(
-                    "—" if view.same_family(j, label) else score_text(means.get((label, j)))
+                    "—" if view.same_family(j, label) else rv.score_text(means.get((label, j)))
                     for j in judges
                 ),
-                f"**{score_text(view.overall(label))}**",
-                *(score_text(num(medians[r]) if r in medians else None) for r in rows),
+                f"**{rv.score_text(view.overall(label))}**",
+                *(rv.score_text(rv.num(medians[r]) if r in medians else None) for r in rows),
                 verdict,
             ]
         )
     text = (
-        f"#### Validity matrix\n\nMinimum score {num(view.matrix.get('min_score')):g}. A judge "
+        f"#### Validity matrix\n\nMinimum score {rv.num(view.matrix.get('min_score')):g}. A judge "
         "column is that judge's mean over the rows (— its own family: it does not judge); row "
         "columns are the weighted medians.\n\n" + _md_table(header, body)
     )
-    notes, more = capped(view.matrix_notes())
+    notes = rv.listed(
+        view.matrix_notes(), lambda n: f"- {_m(n.subject)}: {_m(n.text, rv.LINE)}", _more
+    )
     if notes:
-        text += "\n\n" + "\n".join(f"- {_m(n.subject)}: {_m(n.text, LINE)}" for n in notes)
-        if more:
-            text += f"\n- … and {more} more"
+        text += "\n\n" + "\n".join(notes)
     return text
 
 
@@ -233,7 +214,7 @@ def _mermaid(view: ReportView) -> str:
         return text if score is None else f"{text} {score:.1f}"
 
     for k, rnd in enumerate(rounds):
-        title = f"{round_title(rnd)}: {rnd.get('reason', '')}"
+        title = f"{rv.round_title(rnd)}: {rnd.get('reason', '')}"
         lines.append(f'  subgraph R{k}["{mermaid_label(title, limit=60)}"]')
         lines.append("    direction TB")
         eliminated = {str(n) for n in rnd.get("eliminated", [])}
@@ -279,7 +260,7 @@ def _md_bracket(view: ReportView) -> str:
     finalists = ", ".join(_m(f) for f in view.finalists()) or "none"
     text += f"\n\nFinalists: {finalists}."
     if view.bracket.get("reason"):
-        text += f" {_m(view.bracket.get('reason'), LINE)}"
+        text += f" {_m(view.bracket.get('reason'), rv.LINE)}"
     return text
 
 
@@ -287,35 +268,37 @@ def _md_dissents(view: ReportView) -> str:
     dissents = view.dissents()
     if not dissents:
         return ""
-    shown, more = capped(dissents)
-    lines = ["#### Dissents", ""]
-    for d in shown:
-        cites = " (cites a test)" if d.cites_test else ""
-        lines.append(
-            f"- {_m(d.judge)} on {_m(d.candidate)}, {_m(d.row)}: {d.score:.1f} against a median of "
-            f"{d.row_median:.1f}{cites}: {_m(d.rationale, LINE)}"
-        )
-    if more:
-        lines.append(f"- … and {more} more")
-    return "\n".join(lines)
+    return "\n".join(["#### Dissents", "", *rv.listed(dissents, _dissent_item, _more)])
+
+
+def _dissent_item(d: Dissent) -> str:
+    cites = " (cites a test)" if d.cites_test else ""
+    return (
+        f"- {_m(d.judge)} on {_m(d.candidate)}, {_m(d.row)}: {d.score:.1f} against a median of "
+        f"{d.row_median:.1f}{cites}: {_m(d.rationale, rv.LINE)}"
+    )
 
 
 def _md_lessons(view: ReportView) -> str:
     lessons = view.lessons()
     if not lessons:
         return ""
-    shown, more = capped(lessons)
-    lines = [f"#### Lessons ({len(lessons)})", ""]
-    for lesson in shown:
-        lines.append(
-            f"- **{_m(lesson.get('gate', ''))}** ({_m(lesson.get('kind', ''))}): "
-            f"{_m(lesson.get('rule', ''), LINE)}  \n"
-            f"  what: {_m(lesson.get('what', ''), LINE)}; "
-            f"cause: {_m(lesson.get('cause', ''), LINE)}"
-        )
-    if more:
-        lines.append(f"- … and {more} more")
-    return "\n".join(lines)
+    return "\n".join(
+        [f"#### Lessons ({len(lessons)})", "", *rv.listed(lessons, _lesson_item, _more)]
+    )
+
+
+def _lesson_item(lesson: Mapping[str, Any]) -> str:
+    return (
+        f"- **{_m(lesson.get('gate', ''))}** ({_m(lesson.get('kind', ''))}): "
+        f"{_m(lesson.get('rule', ''), rv.LINE)}  \n"
+        f"  what: {_m(lesson.get('what', ''), rv.LINE)}; "
+        f"cause: {_m(lesson.get('cause', ''), rv.LINE)}"
+    )
+
+
+def _more(more: int) -> str:
+    return f"- … and {more} more"
 
 
 def _md_gates(view: ReportView) -> str:
@@ -323,31 +306,34 @@ def _md_gates(view: ReportView) -> str:
         return ""
     parts = ["#### Gates per candidate"]
     for cand in sorted(
-        view.candidates, key=lambda c: (str(c.get("seat", "")), whole(c.get("attempt")))
+        view.candidates, key=lambda c: (str(c.get("seat", "")), rv.whole(c.get("attempt")))
     ):
         name = str(cand.get("seat", ""))
-        passed, total = gate_counts(cand)
+        passed, total = rv.gate_counts(cand)
         head = (
-            f"**{_m(name)}**, attempt {whole(cand.get('attempt'))} · {_m(view.family(name))} · "
+            f"**{_m(name)}**, attempt {rv.whole(cand.get('attempt'))} · {_m(view.family(name))} · "
             f"{view.kind(name)} · outcome {_m(cand.get('outcome', ''))} · verdict "
             f"{_m(cand.get('verdict') or '-')} · stage {_m(cand.get('stage', ''))} · "
             f"gates {passed}/{total}"
         )
-        where = f"branch {_m(cand.get('branch', ''), SHORT)}"
+        where = f"branch {_m(cand.get('branch', ''), rv.SHORT)}"
         if cand.get("commit"):
-            where += f" · commit {_m(short_hash(cand.get('commit')))}"
+            where += f" · commit {_m(rv.short_hash(cand.get('commit')))}"
         text = head + "  \n" + where
-        rows = [[_m(c) for c in row] for row in gate_rows(cand)]
+        rows = [[_m(c) for c in row] for row in rv.gate_rows(cand)]
         if rows:
             text += "\n\n" + _md_table(["gate", "kind", "status", "observed", "threshold"], rows)
-        tamper = tamper_codes(cand)
+        tamper = rv.tamper_codes(cand)
         if tamper:
-            text += "\n\nTamper findings: " + ", ".join(_m(t) for t in tamper[:LIST_MAX])
-        reasons, more = capped(list(cand.get("reasons", [])), 5)
+            text += "\n\nTamper findings: " + ", ".join(_m(t) for t in tamper[: rv.LIST_MAX])
+        reasons = rv.listed(
+            list(cand.get("reasons", [])),
+            lambda r: f"- {_m(rv.reason_text(r), rv.LINE)}",
+            _more,
+            limit=5,
+        )
         if reasons:
-            text += "\n\n" + "\n".join(f"- {_m(reason_text(r), LINE)}" for r in reasons)
-            if more:
-                text += f"\n- … and {more} more"
+            text += "\n\n" + "\n".join(reasons)
         parts.append(text)
     return "\n\n".join(parts)
 
@@ -361,10 +347,10 @@ def _md_rationales(view: ReportView) -> str:
             _m(c.get("judge", "")),
             _m(c.get("candidate", "")),
             _m(c.get("row", "")),
-            f"{num(c.get('score')):.1f}",
-            f"{num(c.get('confidence')):.2f}",
+            f"{rv.num(c.get('score')):.1f}",
+            f"{rv.num(c.get('confidence')):.2f}",
             _m(c.get("evidence", ""), 120),
-            _m(c.get("rationale", ""), LINE),
+            _m(c.get("rationale", ""), rv.LINE),
         ]
         for c in sorted(
             cells, key=lambda c: (str(c.get("candidate")), str(c.get("row")), str(c.get("judge")))
@@ -382,9 +368,10 @@ def _md_rationales(view: ReportView) -> str:
 def _md_footer(view: ReportView) -> str:
     ledger = view.ledger()
     cert = "issued" if view.r.get("certificate") else "not issued"
+    contract_sha = rv.short_hash(view.contract.get("sha256"))
     return (
-        f"<sub>Ledger {_m(ledger.get('path', ''))}, head seq {whole(ledger.get('head_seq'))} "
-        f"{_m(short_hash(ledger.get('head')))} · certificate {cert} · contract "
-        f"{_m(view.contract.get('path', ''))} sha256 {_m(short_hash(view.contract.get('sha256')))}"
+        f"<sub>Ledger {_m(ledger.get('path', ''))}, head seq {rv.whole(ledger.get('head_seq'))} "
+        f"{_m(rv.short_hash(ledger.get('head')))} · certificate {cert} · contract "
+        f"{_m(view.contract.get('path', ''))} sha256 {_m(contract_sha)}"
         "</sub>"
     )

@@ -7,28 +7,12 @@ from a seat goes through :func:`~.markup.plain_text` here, cut to a length; the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_loopcontract.contest.report import view as rv
 from pytest_loopcontract.contest.report.markup import plain_text
-from pytest_loopcontract.contest.report.view import (
-    LINE,
-    LONG,
-    SHORT,
-    STATUS_TEXT,
-    ReportView,
-    Result,
-    capped,
-    gate_counts,
-    next_action,
-    num,
-    reason_text,
-    round_title,
-    score_text,
-    short_hash,
-    tamper_codes,
-    whole,
-)
+from pytest_loopcontract.contest.report.view import Dissent, ReportView, Result
 
 __all__ = ["next_step", "render_terminal"]
 
@@ -36,8 +20,8 @@ __all__ = ["next_step", "render_terminal"]
 def next_step(result: Result) -> str:
     """What happens next, in one line of plain text, e.g. ``waiting for a person: loop-contract
     gate rolling approve|reject|waive --by NAME``."""
-    sentence, command = next_action(ReportView(result))
-    return plain_text(f"{sentence} {command}" if command else sentence, limit=LONG)
+    sentence, command = rv.next_action(ReportView(result))
+    return plain_text(f"{sentence} {command}" if command else sentence, limit=rv.LONG)
 
 
 def render_terminal(result: Result) -> str:
@@ -53,7 +37,7 @@ def render_terminal(result: Result) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _t(text: Any, limit: int | None = SHORT) -> str:
+def _t(text: Any, limit: int | None = rv.SHORT) -> str:
     return plain_text(str(text), limit=limit)
 
 
@@ -65,23 +49,23 @@ def _columns(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
     ]
 
 
-def _more(more: int, what: str = "more") -> list[str]:
-    return [f"  ... and {more} {what}"] if more else []
+def _more(more: int) -> str:
+    return f"  ... and {more} more"
 
 
 def _header(view: ReportView) -> list[str]:
     result, contract = view.r, view.contract
     lines = [
         f"loop-contract contest {_t(contract.get('id', ''))}  run {_t(result.get('run_id', ''))}",
-        f"status: {STATUS_TEXT.get(view.status, _t(view.status)).upper()}  "
-        f"attempts: {whole(result.get('attempts'))}  "
+        f"status: {rv.STATUS_TEXT.get(view.status, _t(view.status)).upper()}  "
+        f"attempts: {rv.whole(result.get('attempts'))}  "
         f"{_t(result.get('started', ''))} .. {_t(result.get('finished', ''))}",
     ]
     if contract.get("goal"):
-        lines.append(f"goal: {_t(contract.get('goal'), LINE)}")
+        lines.append(f"goal: {_t(contract.get('goal'), rv.LINE)}")
     lines.append(
         f"contract: {_t(contract.get('path', ''))} ({_t(contract.get('mode', ''))} mode, "
-        f"sha256 {short_hash(contract.get('sha256'))})"
+        f"sha256 {rv.short_hash(contract.get('sha256'))})"
     )
     return lines
 
@@ -93,7 +77,7 @@ def _seats(view: ReportView) -> list[str]:
     for name in view.seat_names:
         cand = view.latest.get(name)
         for item in (cand or {}).get("reasons", [])[:3]:
-            lines.append(f"    {_t(name)}: {_t(reason_text(item), LINE)}")
+            lines.append(f"    {_t(name)}: {_t(rv.reason_text(item), rv.LINE)}")
     return lines
 
 
@@ -101,12 +85,12 @@ def _seat_row(view: ReportView, name: str) -> list[str]:
     cand = view.latest.get(name)
     if cand is None:
         return [_t(name), _t(view.family(name)), view.kind(name), "-", "-", "-", "-", ""]
-    passed, total = gate_counts(cand)
+    passed, total = rv.gate_counts(cand)
     notes = []
     if view.attempts_of.get(name, 0) > 1:
-        notes.append(f"attempt {whole(cand.get('attempt'))}")
-    if tamper_codes(cand):
-        notes.append("tamper: " + _t(", ".join(tamper_codes(cand)), SHORT))
+        notes.append(f"attempt {rv.whole(cand.get('attempt'))}")
+    if rv.tamper_codes(cand):
+        notes.append("tamper: " + _t(", ".join(rv.tamper_codes(cand)), rv.SHORT))
     if cand.get("same_tree_as"):
         notes.append("same tree as " + _t(", ".join(map(str, cand["same_tree_as"]))))
     return [
@@ -124,43 +108,45 @@ def _seat_row(view: ReportView, name: str) -> list[str]:
 def _escalations(view: ReportView) -> list[str]:
     if not view.escalations():
         return []
-    shown, more = capped(view.escalations())
-    return ["", "escalations", *(f"  - {_t(reason_text(e), LINE)}" for e in shown), *_more(more)]
+    escalations = rv.listed(
+        view.escalations(), lambda e: f"  - {_t(rv.reason_text(e), rv.LINE)}", _more
+    )
+    return ["", "escalations", *escalations]
 
 
 def _dissents(view: ReportView) -> list[str]:
     dissents = view.dissents()
     if not dissents:
         return []
-    lines = ["", "dissents"]
-    shown, more = capped(dissents)
-    for d in shown:
-        cites = ", cites a test" if d.cites_test else ""
-        lines.append(
-            f"  - {_t(d.judge)} on {_t(d.candidate)}/{_t(d.row)}: {d.score:.1f} vs median "
-            f"{d.row_median:.1f}{cites}: {_t(d.rationale, LINE)}"
-        )
-    return lines + _more(more)
+    return ["", "dissents", *rv.listed(dissents, _dissent_line, _more)]
+
+
+def _dissent_line(d: Dissent) -> str:
+    cites = ", cites a test" if d.cites_test else ""
+    return (
+        f"  - {_t(d.judge)} on {_t(d.candidate)}/{_t(d.row)}: {d.score:.1f} vs median "
+        f"{d.row_median:.1f}{cites}: {_t(d.rationale, rv.LINE)}"
+    )
 
 
 def _lessons(view: ReportView) -> list[str]:
     lessons = view.lessons()
-    lines = [f"lessons ({len(lessons)})"]
-    shown, more = capped(lessons)
-    for lesson in shown:
-        lines.append(
-            f"  - {_t(lesson.get('gate', ''))} ({_t(lesson.get('kind', ''))}): "
-            f"{_t(lesson.get('rule', ''), LINE)}"
-        )
-    return lines + _more(more)
+    return [f"lessons ({len(lessons)})", *rv.listed(lessons, _lesson_line, _more)]
+
+
+def _lesson_line(lesson: Mapping[str, Any]) -> str:
+    return (
+        f"  - {_t(lesson.get('gate', ''))} ({_t(lesson.get('kind', ''))}): "
+        f"{_t(lesson.get('rule', ''), rv.LINE)}"
+    )
 
 
 def _footer(view: ReportView) -> list[str]:
     ledger = view.ledger()
     return [
         f"next: {next_step(view.r)}",
-        f"ledger: {_t(ledger.get('path', ''))} head seq {whole(ledger.get('head_seq'))} "
-        f"{short_hash(ledger.get('head'))}",
+        f"ledger: {_t(ledger.get('path', ''))} head seq {rv.whole(ledger.get('head_seq'))} "
+        f"{rv.short_hash(ledger.get('head'))}",
         f"certificate: {'present' if view.r.get('certificate') else 'none'}",
     ]
 
@@ -172,7 +158,7 @@ def _matrix(view: ReportView) -> list[str]:
     rows = view.rows
     means = view.judge_means()
     lines = [
-        f"validity matrix (min score {num(view.matrix.get('min_score')):g}; "
+        f"validity matrix (min score {rv.num(view.matrix.get('min_score')):g}; "
         "judge columns: the judge's mean over the rows)"
     ]
     table = [
@@ -196,21 +182,22 @@ def _matrix(view: ReportView) -> list[str]:
             [
                 _t(label),
                 *(
-                    "x" if view.same_family(j, label) else score_text(means.get((label, j)))
+                    "x" if view.same_family(j, label) else rv.score_text(means.get((label, j)))
                     for j in judges
                 ),
-                score_text(view.overall(label)),
-                *(score_text(num(medians[r]) if r in medians else None) for r in rows),
+                rv.score_text(view.overall(label)),
+                *(rv.score_text(rv.num(medians[r]) if r in medians else None) for r in rows),
                 ("PASS" if score.get("passed") else "FAIL")
                 + (f" ({', '.join(flags)})" if flags else ""),
             ]
         )
     lines += _columns(table)
     lines.append("  (x: same family, does not judge; -: no score)")
-    notes = view.matrix_notes()
-    shown, more = capped(notes)
-    lines += [f"  {_t(n.subject)}: {_t(n.text, LINE)}" for n in shown]
-    return lines + _more(more, "more notes")
+    return lines + rv.listed(
+        view.matrix_notes(),
+        lambda n: f"  {_t(n.subject)}: {_t(n.text, rv.LINE)}",
+        lambda more: f"  ... and {more} more notes",
+    )
 
 
 def _bracket(view: ReportView) -> list[str]:
@@ -221,22 +208,22 @@ def _bracket(view: ReportView) -> list[str]:
         out = ", ".join(_t(n) for n in rnd.get("eliminated", [])) or "none"
         extra = ""
         if rnd.get("cut_line") is not None:
-            extra += f", cut line {num(rnd.get('cut_line')):.2f}"
+            extra += f", cut line {rv.num(rnd.get('cut_line')):.2f}"
         if rnd.get("decided_by"):
             extra += f", decided by {_t(rnd.get('decided_by'))}"
         lines.append(
-            f"  {round_title(rnd)}: {len(rnd.get('field_in', []))} in, "
+            f"  {rv.round_title(rnd)}: {len(rnd.get('field_in', []))} in, "
             f"{len(rnd.get('field_out', []))} out; eliminated: {out}{extra}; "
-            f"{_t(rnd.get('reason', ''), LINE)}"
+            f"{_t(rnd.get('reason', ''), rv.LINE)}"
         )
     lines.append(f"  finalists: {', '.join(_t(f) for f in view.finalists()) or 'none'}")
     if view.winner is not None:
         lines.append(
             f"  proposed winner: {_t(view.winner)} ({view.kind(view.winner)}), "
-            f"overall {score_text(view.overall(view.winner))}"
+            f"overall {rv.score_text(view.overall(view.winner))}"
         )
     else:
         lines.append("  proposed winner: none")
     if view.bracket.get("reason"):
-        lines.append(f"  {_t(view.bracket.get('reason'), LINE)}")
+        lines.append(f"  {_t(view.bracket.get('reason'), rv.LINE)}")
     return lines

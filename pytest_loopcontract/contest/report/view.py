@@ -11,7 +11,7 @@ a medium: every string stays raw seat data, and each renderer passes it through
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -353,3 +353,15 @@ def next_action(view: ReportView) -> tuple[str, str | None]:
 
 def capped(items: Sequence[Any], limit: int = LIST_MAX) -> tuple[Sequence[Any], int]:
     return items[:limit], max(0, len(items) - limit)
+
+
+def listed(
+    items: Sequence[Any],
+    render: Callable[[Any], str],
+    more: Callable[[int], str],
+    limit: int = LIST_MAX,
+) -> list[str]:
+    """At most ``limit`` items rendered, then one ``more(n)`` line for the ``n`` left out: every
+    list in a report is capped the same way, whatever the page."""
+    shown, left = capped(items, limit)
+    return [render(item) for item in shown] + ([more(left)] if left else [])

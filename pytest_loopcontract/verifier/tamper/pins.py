@@ -47,42 +47,44 @@ def pin_findings(
     restored: bool = True,
 ) -> list[Finding]:
     """Compare the candidate tree with the pins: modified, deleted, and new protected files."""
-    findings = []
+    changes: list[tuple[str, str, str, str]] = []  # (path, code, what, what the run did)
     for path, pin in sorted(pins.items()):
         entry = candidate.get(path)
         code = "contract_modified" if path == contract_path else None
         if entry is None:
-            findings.append(
-                Finding(
-                    code or "protected_path_deleted",
-                    "protected file deleted by the candidate"
-                    + (" (restored for the run)" if restored else ""),
+            changes.append(
+                (
                     path,
-                    allowed=_allowed(path, allow),
+                    code or "protected_path_deleted",
+                    "protected file deleted by the candidate",
+                    "restored for the run",
                 )
             )
         elif entry.blob != pin.blob or entry.mode != pin.mode:
-            findings.append(
-                Finding(
-                    code or "protected_path_modified",
-                    "protected file changed by the candidate"
-                    + (" (pinned content used for the run)" if restored else ""),
+            changes.append(
+                (
                     path,
-                    allowed=_allowed(path, allow),
+                    code or "protected_path_modified",
+                    "protected file changed by the candidate",
+                    "pinned content used for the run",
                 )
             )
     for path in sorted(candidate):
         if path not in pins and matches_any(path, globs):
-            findings.append(
-                Finding(
-                    "protected_path_added",
-                    "new file under a protected pattern"
-                    + (" (removed for the run)" if restored else ""),
+            changes.append(
+                (
                     path,
-                    allowed=_allowed(path, allow),
+                    "protected_path_added",
+                    "new file under a protected pattern",
+                    "removed for the run",
                 )
             )
-    return findings
+    return [
+        Finding(
+            code, what + (f" ({done})" if restored else ""), path, allowed=_allowed(path, allow)
+        )
+        for path, code, what, done in changes
+    ]
 
 
 @dataclass(frozen=True)
@@ -296,6 +298,24 @@ def crosscheck_findings(
                 "the results file does not carry this run's nonce (forged or stale)",
             )
         )
+    findings.extend(_exit_code_findings(results, exit_code))
+    missing, hidden = _unaccounted(results, expected)
+    if hidden:
+        findings.append(_listing("tests_deselected", "expected tests were deselected", hidden))
+    if missing:
+        findings.append(_listing("tests_missing", "expected tests did not run", missing))
+    allowed = set(allowed_plugins)
+    findings.extend(
+        Finding("unexpected_plugin", f"plugin {name!r} loaded but is not on the allow-list")
+        for name in results.plugins
+        if name not in allowed
+    )
+    return findings
+
+
+def _exit_code_findings(results: RunResults, exit_code: int) -> list[Finding]:
+    """The process's exit code against the outcomes and the session status recorded."""
+    findings = []
     bad = {"failed", "error"}
     reported_bad = any(t.outcome in bad for t in results.tests) or bool(results.collect_errors)
     if exit_code == 0 and reported_bad:
@@ -310,18 +330,20 @@ def crosscheck_findings(
                 "reports were rewritten",
             )
         )
-    if (
-        results.pytest_exitstatus is not None
-        and exit_code in (0, 1)
-        and (results.pytest_exitstatus not in (0, 1) or results.pytest_exitstatus != exit_code)
-    ):
+    status = results.pytest_exitstatus
+    if status is not None and exit_code in (0, 1) and (status not in (0, 1) or status != exit_code):
         findings.append(
             Finding(
                 "exit_code_mismatch",
-                f"the session ended with status {results.pytest_exitstatus} but the process "
-                f"exited {exit_code}",
+                f"the session ended with status {status} but the process exited {exit_code}",
             )
         )
+    return findings
+
+
+def _unaccounted(results: RunResults, expected: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Expected tests with no outcome: missing (no collection error explains them) and
+    deselected."""
     outcomes = results.outcomes()
     errored = [e.get("nodeid", "") for e in results.collect_errors]
     deselected = set(results.deselected)
@@ -331,41 +353,21 @@ def crosscheck_findings(
             continue
         if nodeid in deselected:
             hidden.append(nodeid)
-        elif not any(
-            e
-            and (
-                nodeid == e
-                or nodeid.startswith(e.rstrip("/") + ("::"))
-                or nodeid.startswith(e.rstrip("/") + "/")
-            )
-            for e in errored
-        ):
+        elif not any(e and _under(nodeid, e) for e in errored):
             missing.append(nodeid)
-    if hidden:
-        findings.append(
-            Finding(
-                "tests_deselected",
-                f"{len(hidden)} expected tests were deselected: "
-                + ", ".join(hidden[:5])
-                + (" ..." if len(hidden) > 5 else ""),
-            )
-        )
-    if missing:
-        findings.append(
-            Finding(
-                "tests_missing",
-                f"{len(missing)} expected tests did not run: "
-                + ", ".join(missing[:5])
-                + (" ..." if len(missing) > 5 else ""),
-            )
-        )
-    allowed = set(allowed_plugins)
-    findings.extend(
-        Finding("unexpected_plugin", f"plugin {name!r} loaded but is not on the allow-list")
-        for name in results.plugins
-        if name not in allowed
-    )
-    return findings
+    return missing, hidden
+
+
+def _under(nodeid: str, errored: str) -> bool:
+    """``nodeid`` is the errored node, or a test inside it (a module or a folder)."""
+    base = errored.rstrip("/")
+    return nodeid == errored or nodeid.startswith(base + "::") or nodeid.startswith(base + "/")
+
+
+def _listing(code: str, what: str, nodeids: Sequence[str]) -> Finding:
+    """``N <what>: a, b, c, d, e ...``: the count and the first five."""
+    more = " ..." if len(nodeids) > 5 else ""
+    return Finding(code, f"{len(nodeids)} {what}: " + ", ".join(nodeids[:5]) + more)
 
 
 def doctest_findings(

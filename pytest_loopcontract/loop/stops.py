@@ -1,0 +1,138 @@
+"""When the loop stops: the rules checked before a turn and after a verification, the paths
+that wait for a person, and the one line of progress the loop prints (all pure: state,
+contract and verdict in, a :class:`Stop` or text out)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.loop.budget import elapsed_seconds, start_instant, time_budget_exceeded
+from pytest_loopcontract.loop.progress import stalled
+from pytest_loopcontract.loop.records import Instant
+from pytest_loopcontract.verdict import (
+    EXIT_AWAIT_HUMAN,
+    EXIT_BUDGET,
+    EXIT_ITERATION_CAP,
+    EXIT_MET,
+    EXIT_NO_PROGRESS,
+    EXIT_TAMPER,
+)
+from pytest_loopcontract.verifier.workspace import matches_any
+
+__all__ = ["Stop", "post_turn_stop", "pre_turn_stop", "progress_line", "touched_stop_paths"]
+
+
+@dataclass(frozen=True)
+class Stop:
+    reason: str
+    exit_code: int
+    decision: str  # done | stop | await_human
+    message: str
+
+
+def _elapsed_minutes(state: Mapping[str, Any], now: Instant) -> float:
+    """Minutes since the run started: monotonic on one boot, so a clock jump changes nothing."""
+    start = start_instant(state)
+    return 0.0 if start is None else elapsed_seconds(start, now) / 60.0
+
+
+def pre_turn_stop(state: Mapping[str, Any], contract: Contract, now: Instant) -> Stop | None:
+    """Stops that hold before the agent may take another turn (pure)."""
+    pending = [cid for cid, cp in state["checkpoints"].items() if cp.get("status") == "pending"]
+    if pending:
+        return Stop(
+            "checkpoint",
+            EXIT_AWAIT_HUMAN,
+            "await_human",
+            f"waiting on a person for {', '.join(pending)}: "
+            "'loop-contract checkpoint resolve ID --by NAME [--deny]', then 'loop --resume'",
+        )
+    tripped = [
+        f"{t['which']} ({t.get('observed')} of {t.get('cap')})"
+        for t in state["budget"].get("tripped") or []
+    ]
+    if tripped:
+        return Stop("budget", EXIT_BUDGET, "stop", f"budget spent: {', '.join(tripped)}")
+    minutes = contract.budget.minutes
+    if minutes is not None and time_budget_exceeded(start_instant(state), minutes, now):
+        return Stop("budget", EXIT_BUDGET, "stop", f"time budget of {minutes:g} minutes spent")
+    cap = contract.budget.iterations
+    done = int(state["loop"].get("iteration") or 0)
+    if cap is not None and done >= cap:
+        return Stop(
+            "iteration_cap",
+            EXIT_ITERATION_CAP,
+            "stop",
+            f"iteration cap reached ({done}/{cap}) without meeting the contract",
+        )
+    return None
+
+
+def post_turn_stop(
+    verdict: Mapping[str, Any],
+    keys: Sequence[str],
+    contract: Contract,
+) -> Stop | None:
+    """Stops that follow from one verification (pure)."""
+    code = int(verdict["exit_code"])
+    if verdict["verdict"] == "pass":
+        return Stop("met", EXIT_MET, "done", "contract met")
+    if code == EXIT_TAMPER:
+        return Stop(
+            "tamper",
+            EXIT_TAMPER,
+            "stop",
+            "tampering found: a person must look before the loop goes on",
+        )
+    if code == EXIT_AWAIT_HUMAN:
+        waiting = [
+            str(r.get("message", ""))
+            for r in verdict.get("reasons") or ()
+            if r.get("code") == "checkpoint_pending"
+        ]
+        return Stop(
+            "checkpoint",
+            EXIT_AWAIT_HUMAN,
+            "await_human",
+            "a person's clearance is needed: " + "; ".join(waiting)
+            if waiting
+            else "the candidate's diff needs a person's clearance",
+        )
+    window = int(contract.stop_when.get("no_progress", 3))
+    span = 6 if contract.stop_when.get("oscillation", True) else 10**9
+    why = stalled(keys, window, span)
+    if why:
+        return Stop("no_progress", EXIT_NO_PROGRESS, "stop", why)
+    return None
+
+
+def touched_stop_paths(changed: Sequence[str], contract: Contract) -> list[str]:
+    globs = list(contract.stop_when.get("paths_touched") or ())
+    return [p for p in changed if globs and matches_any(p, globs)]
+
+
+def progress_line(
+    state: Mapping[str, Any], contract: Contract, verdict: Mapping[str, Any], now: Instant
+) -> str:
+    loop, budget = state["loop"], state["budget"]
+    cap = contract.budget.iterations
+    spent = budget["spent"]
+    gates = verdict["gates"]["hard"] + verdict["gates"]["measured"]
+    passing = sum(1 for g in gates if g["status"] in ("pass", "not_measurable"))
+    minutes = _elapsed_minutes(state, now)
+    parts = [
+        f"iteration {loop.get('iteration')}/{cap if cap is not None else '-'}",
+        f"time {minutes:.1f}/{contract.budget.minutes:g} min"
+        if contract.budget.minutes
+        else f"time {minutes:.1f} min",
+        f"tokens {spent.get('tokens', 0):g}"
+        + (f"/{contract.budget.tokens:g}" if contract.budget.tokens is not None else ""),
+        f"${spent.get('usd', 0):.2f}"
+        + (f"/${contract.budget.usd:.2f}" if contract.budget.usd is not None else ""),
+        f"gates {passing}/{len(gates)}",
+        str(verdict["verdict"]),
+    ]
+    return "[loop] " + " · ".join(parts)
