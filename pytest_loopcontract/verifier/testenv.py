@@ -24,7 +24,13 @@ from typing import Any
 
 from pytest_loopcontract.verifier.workspace import WorkspaceError
 
-__all__ = ["TestEnv", "environment_differences", "probe_test_env", "resolve_python"]
+__all__ = [
+    "TestEnv",
+    "environment_differences",
+    "probe_test_env",
+    "require_same_environment",
+    "resolve_python",
+]
 
 # Run with -I -S: the interpreter's own startup only, no site-packages, no .pth file.
 _PROBE = (
@@ -193,3 +199,19 @@ def environment_differences(recorded: Mapping[str, Any], current: Mapping[str, A
             "changed since the baseline"
         )
     return out
+
+
+def require_same_environment(recorded: Any, current: Mapping[str, Any]) -> None:
+    """Refuse (exit 27) to compare against a baseline that ran under another test
+    environment, naming the difference; a baseline that recorded none is not checked."""
+    if not isinstance(recorded, dict):
+        return
+    differences = environment_differences(recorded, current)
+    if differences:
+        raise WorkspaceError(
+            "the baseline ran in a different test environment ("
+            + "; ".join(differences)
+            + "): run with the baseline's interpreter (--python PATH) or take the baseline "
+            "again with 'loop-contract baseline'",
+            exit_code=27,
+        )

@@ -64,7 +64,7 @@ from pytest_loopcontract.verifier.tamper.vacuous import (
     start_early,
     vacuous_pass_check,
 )
-from pytest_loopcontract.verifier.testenv import environment_differences
+from pytest_loopcontract.verifier.testenv import require_same_environment
 from pytest_loopcontract.verifier.workspace import (
     WorkspaceError,
     export_tree,
@@ -110,22 +110,6 @@ def _needs_coverage(contract: Contract) -> bool:
         g.metric.startswith("coverage.") and not g.source.get("file")
         for g in contract.measured_gates
     )
-
-
-def _same_environment(baseline: BaselineRecord, setup: RunSetup) -> None:
-    """Refuse to compare against a baseline that ran under another test environment."""
-    recorded = baseline.extra.get("test_env")
-    if not isinstance(recorded, dict):
-        return
-    differences = environment_differences(recorded, setup.testenv.describe())
-    if differences:
-        raise WorkspaceError(
-            "the baseline ran in a different test environment ("
-            + "; ".join(differences)
-            + "): run with the baseline's interpreter (--python PATH) or take the baseline "
-            "again with 'loop-contract baseline'",
-            exit_code=27,
-        )
 
 
 def _refused(refusal: Reason) -> dict[str, Any]:
@@ -193,7 +177,7 @@ def _prepare_setup(
         setup = prepare_run(root, contract, python=python, verdict_path=target)
     except SandboxUnavailable as exc:
         return None, Reason("sandbox_unavailable", str(exc))
-    _same_environment(baseline, setup)
+    require_same_environment(baseline.extra.get("test_env"), setup.testenv.describe())
     return setup, None
 
 
