@@ -217,6 +217,32 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int | None, bo
     return None, True
 
 
+def _spawn_confined(
+    confined: Confinement,
+    argv: list[str],
+    *,
+    tree: Path,
+    writable: Sequence[Path],
+    binds: contextlib.AbstractContextManager[int | None],
+    env: Mapping[str, str],
+    output: Path,
+    timeout: float,
+) -> tuple[int | None, bool]:
+    """Start ``argv`` confined (the frozen binds passed to bwrap on a descriptor), its output
+    to ``output``, and wait for it."""
+    with binds as fd, output.open("wb") as out:
+        command = confined.command(argv, tree=tree, writable=writable, args_fd=fd)
+        proc = spawn(
+            command,
+            cwd=tree,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            pass_fds=() if fd is None else (fd,),
+        )
+        return _wait(proc, timeout)
+
+
 def run_pytest(
     workdir: Path,
     *,
@@ -259,21 +285,17 @@ def run_pytest(
         )
         reaper = [python, "-I", "-S", str(injected / INNER_NAME / "reaper.py"), str(report), "--"]
         writable = [private, *([coverage_data.parent] if coverage_data else [])]
-        binds = _args_file(private / "frozen.args", confined.frozen_binds(workdir, frozen))
-        with binds as fd, output.open("wb") as out:
-            command = confined.command(
-                [*reaper, *argv], tree=workdir, writable=writable, args_fd=fd
-            )
-            started = time.monotonic()
-            proc = spawn(
-                command,
-                cwd=workdir,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                pass_fds=() if fd is None else (fd,),
-            )
-            code, timed_out = _wait(proc, timeout)
+        started = time.monotonic()
+        code, timed_out = _spawn_confined(
+            confined,
+            [*reaper, *argv],
+            tree=workdir,
+            writable=writable,
+            binds=_args_file(private / "frozen.args", confined.frozen_binds(workdir, frozen)),
+            env=env,
+            output=output,
+            timeout=timeout,
+        )
         duration = time.monotonic() - started
         swept = _read_report(report)
         if not timed_out and isinstance(swept.get("exit_code"), int):

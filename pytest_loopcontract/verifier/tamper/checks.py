@@ -157,28 +157,7 @@ def static_checks(
             hits.append(_unparsable(path, exc))
             continue
         hits += new_hits(found, _baseline_hits(path, baseline_source, coverage_gate, pairs), lines)
-    seen = {(f.path, f.line) for f in existing if f.code == "harness_manipulation"}
-    for hit in hits:
-        if contract.tamper.allows(hit.code, hit.path):
-            continue
-        if hit.code == "harness_call" and (hit.path, hit.line) in seen:
-            continue  # the text rule already reported this line
-        rule = RULES[hit.code]
-        if rule.severity == "tamper":
-            out.findings.append(
-                Finding(hit.code, f"{rule.summary}: {hit.message}", hit.path, hit.line)
-            )
-        else:
-            out.evidence.append(
-                Match(
-                    hit.code,
-                    "reward",
-                    f"{rule.summary}: {hit.message}",
-                    hit.evidence,
-                    hit.path,
-                    hit.line,
-                )
-            )
+    _sort_hits(out, contract, hits, existing)
     unparsed = [h.path for h in hits if h.code == "reward_rules_not_run"]
     status = "not_run" if unparsed and len(unparsed) == scanned else "ran" if scanned else "skipped"
     message = f"{scanned} changed Python file(s) checked"
@@ -186,6 +165,27 @@ def static_checks(
         message += f"; could not parse {', '.join(unparsed)} (a person must look)"
     out.checks.append(check_record("reward_rules", status, "; ".join([message, *notes])))
     return out
+
+
+def _sort_hits(
+    out: RewardChecks, contract: Contract, hits: Sequence[RuleHit], existing: Sequence[Finding]
+) -> None:
+    """Each hit the contract does not allow: a finding (tamper rules) or evidence for a
+    person (the others); a harness call the text rule already reported is not repeated."""
+    seen = {(f.path, f.line) for f in existing if f.code == "harness_manipulation"}
+    for hit in hits:
+        if contract.tamper.allows(hit.code, hit.path):
+            continue
+        if hit.code == "harness_call" and (hit.path, hit.line) in seen:
+            continue
+        rule = RULES[hit.code]
+        message = f"{rule.summary}: {hit.message}"
+        if rule.severity == "tamper":
+            out.findings.append(Finding(hit.code, message, hit.path, hit.line))
+        else:
+            out.evidence.append(
+                Match(hit.code, "reward", message, hit.evidence, hit.path, hit.line)
+            )
 
 
 def _unparsable(path: str, exc: BaseException) -> RuleHit:
