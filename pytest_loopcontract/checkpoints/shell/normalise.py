@@ -50,6 +50,7 @@ from pytest_loopcontract.checkpoints.shell.programs import (
     shell_args,
     skip_options,
 )
+from pytest_loopcontract.checkpoints.shell.tolerant import tolerant_commands
 from pytest_loopcontract.checkpoints.shell.vocabulary import (
     ASSIGN_WORD_RE,
     ELEVATORS,
@@ -58,7 +59,6 @@ from pytest_loopcontract.checkpoints.shell.vocabulary import (
     SHELLS,
     SPECIAL,
     SSH_VALUE,
-    TOLERANT_SKIP,
     WATCH_VALUE,
     WRAPPERS,
 )
@@ -125,22 +125,7 @@ def _parse(text: str, st: _State, depth: int) -> list[Command]:
         _resolve(raw, text, st, depth, out)
     if any(t.broken for t in toks):
         known = {c.argv for c in out}
-        out.extend(c for c in _tolerant_commands(text) if c.argv not in known)
-    return out
-
-
-_TOLERANT_SPLIT_RE = re.compile(r"&&|\|\||[;|&\n()`{}<>]|\$\(")
-
-
-def _tolerant_commands(text: str) -> list[Command]:
-    """A forgiving reading of text the lexer found malformed: split on operators, drop quotes."""
-    out: list[Command] = []
-    for segment in _TOLERANT_SPLIT_RE.split(text):
-        words = segment.replace("'", " ").replace('"', " ").replace("\\", "").split()
-        while words and (ASSIGN_WORD_RE.match(words[0]) or program_name(words[0]) in TOLERANT_SKIP):
-            words = words[1:]
-        if words:
-            out.append(Command((program_name(words[0]), *words[1:]), segment.strip()))
+        out.extend(c for c in tolerant_commands(text) if c.argv not in known)
     return out
 
 
@@ -151,7 +136,7 @@ def _sub_commands(inner: str, st: _State, depth: int, out: list[Command]) -> lis
         return cached
     st.subs[inner] = []
     # Nesting deeper than we follow is itself suspicious: read the rest the tolerant way.
-    cmds = _parse(inner, st, depth + 1) if depth < _MAX_DEPTH else _tolerant_commands(inner)
+    cmds = _parse(inner, st, depth + 1) if depth < _MAX_DEPTH else tolerant_commands(inner)
     st.subs[inner] = cmds
     out.extend(cmds)
     return cmds
@@ -240,7 +225,7 @@ def _append(out: list[Command], st: _State, cmd: Command) -> None:
 def _descend(script: str, st: _State, depth: int, out: list[Command]) -> None:
     """Parse a script a command runs (``bash -c``, ``eval``, a here-document fed to a shell)."""
     if depth >= _MAX_DEPTH:
-        out.extend(_tolerant_commands(script))
+        out.extend(tolerant_commands(script))
     else:
         out.extend(_parse(script, st, depth + 1))
 
@@ -494,7 +479,7 @@ def parse_command(
 
 def _on_internal_error(text: str) -> list[Command]:
     """Last resort when normalisation itself fails (tests replace this to prove it never does)."""
-    return _tolerant_commands(text)
+    return tolerant_commands(text)
 
 
 def split_command(command: str | Sequence[str]) -> list[list[str]]:
