@@ -243,6 +243,19 @@ def _spawn_confined(
         return _wait(proc, timeout)
 
 
+def _inner_settings(
+    private: Path, raw: Path, nonce: str, egress: Sequence[str] | None, aliases: Sequence[Path]
+) -> dict[str, str]:
+    """The variables that tell the injected collector where its settings file is (written
+    here: results path, nonce, egress policy) and where else the tree is seen."""
+    settings = private / "inner.json"
+    settings.write_text(json.dumps({"raw": str(raw), "nonce": nonce, "egress": egress}), "utf-8")
+    env = {CONFIG_ENV: str(settings)}
+    if aliases:
+        env["LOOP_CONTRACT_ROOT_ALIASES"] = os.pathsep.join(map(str, aliases))
+    return env
+
+
 def run_pytest(
     workdir: Path,
     *,
@@ -267,14 +280,8 @@ def run_pytest(
         private = Path(tmp)
         injected = inject_inner(private / "inject")
         raw, output, report = private / "results.json", private / "output.log", private / "reaper"
-        settings = private / "inner.json"
-        settings.write_text(
-            json.dumps({"raw": str(raw), "nonce": nonce, "egress": egress}), "utf-8"
-        )
         env = child_env(autoload, testenv, workdir, [injected], write_bytecode=write_bytecode)
-        env[CONFIG_ENV] = str(settings)
-        if confined.aliases:
-            env["LOOP_CONTRACT_ROOT_ALIASES"] = os.pathsep.join(map(str, confined.aliases))
+        env.update(_inner_settings(private, raw, nonce, egress, confined.aliases))
         argv = _pytest_argv(
             python,
             workdir,
