@@ -1213,7 +1213,8 @@ def print_report(result: dict[str, Any], path: Path) -> None:
                     f"  {row['cumtime_s']:8.4f} cum {row['tottime_s']:8.4f} own "
                     f"{row['calls']:7d}x  {row['function']}"
                 )
-    print(f"\nresults: {path}  (run took {result['elapsed_s']} s)")
+    shown = path.relative_to(HERE.parent) if path.is_relative_to(HERE.parent) else path
+    print(f"\nresults: {shown}  (run took {result['elapsed_s']} s)")
     print(json.dumps(result, indent=2))
 
 
