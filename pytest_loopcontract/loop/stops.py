@@ -19,6 +19,7 @@ from pytest_loopcontract.verdict import (
     EXIT_MET,
     EXIT_NO_PROGRESS,
     EXIT_TAMPER,
+    VerdictView,
 )
 from pytest_loopcontract.verifier.workspace import matches_any
 
@@ -90,7 +91,7 @@ def post_turn_stop(
     if code == EXIT_AWAIT_HUMAN:
         waiting = [
             str(r.get("message", ""))
-            for r in verdict.get("reasons") or ()
+            for r in VerdictView(verdict).reasons()
             if r.get("code") == "checkpoint_pending"
         ]
         return Stop(
