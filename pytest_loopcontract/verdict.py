@@ -11,7 +11,7 @@ import platform
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata, resources
+from importlib import resources
 from typing import Any
 
 from pytest_loopcontract.verdict_tests import failing_tests, pack_tests, verdict_records
@@ -32,6 +32,7 @@ __all__ = [
     "Reason",
     "VerdictView",
     "build_verdict",
+    "pytest_version",
     "render_checklist",
     "validate_verdict",
 ]
@@ -229,14 +230,18 @@ def environment_info(commit: str | None, dirty: bool | None) -> dict[str, Any]:
         "commit": commit,
         "dirty": dirty,
         "python": platform.python_version(),
-        "pytest": _pytest_version(),
+        "pytest": pytest_version(),
     }
 
 
 @cache
-def _pytest_version() -> str:
+def pytest_version() -> str:
     """pytest's version from its installed metadata: importing pytest only to read it would
-    cost the launcher a tenth of a second."""
+    cost the launcher a tenth of a second. ``importlib.metadata`` is imported here, not with
+    this module, which everything loads: it costs more than the rest of the launcher's imports
+    (the verifier asks for the version on a thread while the tests run)."""
+    from importlib import metadata
+
     try:
         return metadata.version("pytest")
     except metadata.PackageNotFoundError:

@@ -12,7 +12,6 @@ import argparse
 from collections.abc import Callable
 from typing import TypeAlias
 
-from pytest_loopcontract import __version__
 from pytest_loopcontract.contract.model import DEFAULT_CONTRACT_NAME
 from pytest_loopcontract.statedir import StateDir
 
@@ -29,13 +28,24 @@ PYTHON_HELP = (
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
+class _Version(argparse.Action):
+    """``--version``, reading the installed metadata only when asked: ``importlib.metadata``
+    costs every command a few hundredths of a second at start-up otherwise."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kw: object) -> None:
+        import pytest_loopcontract
+
+        print(f"{parser.prog} {pytest_loopcontract.__version__}")  # stdout, as argparse's own
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line: global options and every sub-command, in ``--help`` order."""
     parser = argparse.ArgumentParser(
         prog="loop-contract",
         description="External verifier for coding agents: a contract says what done means.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in _SUB_COMMANDS:
         add(sub)

@@ -41,12 +41,29 @@ def _matches(pyc: bytes, source: bytes) -> bool:
     )
 
 
-def _caches(tree: Path, sources: Iterable[str]) -> Iterable[tuple[str, Path, Path]]:
-    """(relative source, its path, its ``__pycache__``) for the Python files among sources."""
+def _caches(tree: Path, sources: Iterable[str]) -> dict[str, list[str]]:
+    """The pinned Python files grouped by folder: relative folder -> the file names in it.
+
+    Each ``__pycache__`` is then listed once, however many pinned files share it (a suite
+    keeps a hundred test modules in one folder)."""
+    folders: dict[str, list[str]] = {}
     for rel in sources:
         if rel.endswith(".py"):
-            path = tree / rel
-            yield rel, path, path.parent / CACHE
+            folder, _, name = rel.rpartition("/")
+            folders.setdefault(folder, []).append(name)
+    return folders
+
+
+def _listing(folder: Path) -> list[str]:
+    """The names in a real folder (not a symlink), sorted; empty when there is none."""
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    return sorted(os.listdir(folder))
+
+
+def _stem_of(pyc_name: str) -> str:
+    """``test_x.cpython-311-pytest-9.2.0.pyc`` -> ``test_x``: the source it is cached for."""
+    return pyc_name.split(".", 1)[0]
 
 
 def keep(tree: Path, store: Path) -> int:
@@ -83,33 +100,37 @@ def sealed_folders(frozen: Sequence[str]) -> list[str]:
 def seal(tree: Path, frozen: Sequence[str], store: Path | None) -> None:
     """An empty ``__pycache__`` beside every pinned Python file, holding only the kept
     bytecode of the pinned files whose bytes it matches."""
-    for rel, source, cache in _caches(tree, frozen):
-        if not source.parent.is_dir() or source.parent.is_symlink():
+    for folder, names in _caches(tree, frozen).items():
+        source_dir = tree / folder
+        if not source_dir.is_dir() or source_dir.is_symlink():
             continue
+        cache = source_dir / CACHE
         if cache.is_symlink() or cache.is_file():
             cache.unlink()
         cache.mkdir(exist_ok=True)
-        kept = store / rel if store is not None else None
-        if kept is None or not kept.parent.joinpath(CACHE).is_dir() or not source.is_file():
+        if store is None:
             continue
-        data = source.read_bytes()
-        stem = source.name[:-3] + "."
-        for pyc in (kept.parent / CACHE).glob(f"{stem}*{_PYTEST_MARK}*.pyc"):
-            content = pyc.read_bytes()
-            if _matches(content, data):
-                (cache / pyc.name).write_bytes(content)
+        kept_dir = store / folder / CACHE
+        wanted = {name[:-3] for name in names}
+        for pyc_name in _listing(kept_dir):
+            stem = _stem_of(pyc_name)
+            source = source_dir / f"{stem}.py"
+            pytest_format = _PYTEST_MARK in pyc_name and pyc_name.endswith(".pyc")
+            if stem not in wanted or not pytest_format or not source.is_file():
+                continue
+            content = (kept_dir / pyc_name).read_bytes()
+            if _matches(content, source.read_bytes()):
+                (cache / pyc_name).write_bytes(content)
 
 
 def planted(tree: Path, frozen: Iterable[str]) -> list[str]:
     """Bytecode beside a pinned Python file (relative paths): the launcher's own copies
     before a run; after it, anything more was written by code under test."""
     found = []
-    for rel, source, cache in _caches(tree, frozen):
-        stem = source.name[:-3] + "."
-        if cache.is_dir() and not cache.is_symlink():
-            found += [
-                str(Path(rel).parent / CACHE / e.name)
-                for e in sorted(cache.iterdir())
-                if e.name.startswith(stem)
-            ]
+    for folder, names in _caches(tree, frozen).items():
+        stems = {name[:-3] for name in names}
+        prefix = f"{folder}/{CACHE}/" if folder else f"{CACHE}/"
+        found += [
+            prefix + entry for entry in _listing(tree / folder / CACHE) if _stem_of(entry) in stems
+        ]
     return found

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract import __version__, hooks
+import pytest_loopcontract
+from pytest_loopcontract import hooks
 from pytest_loopcontract.contract.model import Contract, HardGate
 from pytest_loopcontract.fsio import utc_now
 from pytest_loopcontract.idsets import pack_ids
@@ -169,7 +170,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
             "finished": finished,
             "duration_s": round(time.monotonic() - evidence.started_monotonic, 6),
         },
-        tool_version=__version__,
+        tool_version=pytest_loopcontract.__version__,
         egress=_egress_summary(contract, results),
         confinement=evidence.confinement,
         reruns=evidence.reruns,

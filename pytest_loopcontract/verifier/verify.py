@@ -13,23 +13,23 @@ import secrets
 import tempfile
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.checkpoints.gate import diff_checkpoints
-from pytest_loopcontract.contract.model import Contract, parse_contract
+import pytest_loopcontract
+from pytest_loopcontract.contract.model import Contract, parse_contract, parse_validated
 from pytest_loopcontract.fsio import utc_now, write_json_atomic
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.progress import diff_hash, progress_key
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verdict import Finding, Reason, VerdictView
+from pytest_loopcontract.verdict import Finding, Reason, VerdictView, pytest_version
 from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
 from pytest_loopcontract.verifier.bytecode import seal, sealed_folders
 from pytest_loopcontract.verifier.candidate import Candidate, read_candidate
+from pytest_loopcontract.verifier.diff_evidence import diff_evidence
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
-from pytest_loopcontract.verifier.harness import harness_checkpoints
 from pytest_loopcontract.verifier.hidden import (
     HiddenFile,
     load_for_verify,
@@ -45,19 +45,8 @@ from pytest_loopcontract.verifier.run_outcome import run_errors, run_findings
 from pytest_loopcontract.verifier.runner import PytestRun, RunSetup, prepare_run, run_pytest
 from pytest_loopcontract.verifier.sandbox import PROCESS, SandboxUnavailable
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
-from pytest_loopcontract.verifier.tamper.checks import (
-    RewardChecks,
-    acceptance_nodeids,
-    blob_reader,
-    launcher_static_checks,
-)
-from pytest_loopcontract.verifier.tamper.pins import (
-    boundary_findings,
-    crosscheck_findings,
-    doctest_findings,
-    harness_findings,
-    pin_findings,
-)
+from pytest_loopcontract.verifier.tamper.checks import acceptance_nodeids, blob_reader
+from pytest_loopcontract.verifier.tamper.pins import crosscheck_findings, doctest_findings
 from pytest_loopcontract.verifier.tamper.vacuous import (
     EarlyMutants,
     VacuousRunner,
@@ -100,8 +89,13 @@ def pinned_contract(root: Path, baseline: BaselineRecord) -> Contract:
             exit_code=27,
         )
     data = read_blobs(root, [pin.blob])[pin.blob]
-    if sha256_bytes(data) != pin.sha256:
+    digest = sha256_bytes(data)
+    if digest != pin.sha256:
         raise WorkspaceError("the pinned contract's bytes do not match their SHA-256")
+    if digest == baseline.contract_sha256:
+        # exactly the bytes the baseline validated: the schema pass (and loading jsonschema,
+        # a tenth of a second) would only repeat it
+        return parse_validated(data, Path(baseline.contract_path))
     return parse_contract(data, Path(baseline.contract_path))
 
 
@@ -181,50 +175,24 @@ def _prepare_setup(
     return setup, None
 
 
-def _static_findings(session: _Session) -> tuple[list[Finding], RewardChecks]:
-    """What the diff alone shows: pins, boundaries, harness edits, the reward rules."""
-    baseline, contract, candidate = session.baseline, session.contract, session.candidate
-    globs, allow = session.globs, list(contract.protect.allow)
-    findings: list[Finding] = []
-    findings += pin_findings(baseline.pins, candidate.files, globs, allow, baseline.contract_path)
-    # A path whose content equals its pin (an amended, re-pinned contract) crossed nothing.
-    crossing = [
-        (status, path)
-        for status, path in candidate.changed
-        if not (
-            path in baseline.pins
-            and (entry := candidate.files.get(path)) is not None
-            and entry.blob == baseline.pins[path].blob
-        )
-    ]
-    findings += boundary_findings(crossing, contract.boundaries.allow, contract.boundaries.deny)
-    findings += harness_findings(
-        candidate.patch, allow, test_globs=[*globs, "test_*.py", "*_test.py"]
-    )
-    # Reward rules (reward_checks.py): tamper findings; evidence joins the diff's checkpoints.
-    reward = launcher_static_checks(
-        session.root, baseline, contract, candidate.files, candidate.patch, findings
-    )
-    findings += reward.findings
-    return findings, reward
+def _sized_candidate(
+    root: Path, baseline: BaselineRecord, candidate_ref: str | None
+) -> tuple[Candidate, int]:
+    """The candidate and the bytes its tree holds (which decide where the scratch copy goes)."""
+    candidate = read_candidate(root, baseline, candidate_ref)
+    return candidate, tree_size(root, candidate.tree)
 
 
-def _while_preparing(session: _Session, scratch: Path, history: History | None) -> _Gathered:
-    """The diff's findings and checkpoints (Python work) while git writes the scratch copy."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-prepare") as pool:
-        prepared = pool.submit(session.prepare, scratch)
-        findings, reward = _static_findings(session)
-        gathered = _Gathered(findings, checks=list(reward.checks))
-        gathered.checkpoints = diff_checkpoints(
-            history or History(StateDir.of(session.root).folder),
-            session.contract,
-            session.candidate.patch,
-            reward.evidence,
-        )
-        # the files that govern the agent (hooks, settings): drifted ones wait for a person
-        gathered.checkpoints += harness_checkpoints(session.root, history)
-        prepared.result()
-    return gathered
+def _gather(session: _Session, history: History | None) -> _Gathered:
+    """What the candidate's diff alone shows, on a thread beside the main run (see
+    :func:`diff_evidence`)."""
+    found = diff_evidence(
+        session.root, session.baseline, session.contract, session.candidate, history
+    )
+    # read now, not after the run: the verdict names both versions
+    pytest_version()
+    _ = pytest_loopcontract.__version__
+    return _Gathered(found.findings, checks=found.checks, checkpoints=found.checkpoints)
 
 
 def _first_run(
@@ -390,7 +358,7 @@ def _evidence(
 
 def _judge(
     session: _Session,
-    gathered: _Gathered,
+    gathering: Future[_Gathered],
     scratch: Path,
     *,
     nonce: str,
@@ -406,8 +374,10 @@ def _judge(
     early = _start_vacuous(session, runner)
     try:
         t_before = time.monotonic()
-        run, gathered.errors, found = _first_run(session, scratch, nonce, coverage_data, refusal)
+        run, errors, found = _first_run(session, scratch, nonce, coverage_data, refusal)
         in_run = time.monotonic() - t_before
+        gathered = gathering.result()
+        gathered.errors = errors
         results, gathered.reruns, more = _after_run(session, scratch, nonce, run, gathered.errors)
         abnormal = bool(gathered.errors) or run.results is None
         skip = "the test run ended abnormally" if abnormal else ""
@@ -449,19 +419,23 @@ def verify(
     contract = pinned_contract(root, baseline)
     hidden = load_for_verify(root, contract, baseline)  # never in the repository, only copied in
     target = verdict_path or StateDir.of(root).verdict
-    setup, refusal = _prepare_setup(root, contract, baseline, python, target)
-    candidate = read_candidate(root, baseline, candidate_ref)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-candidate") as pool:
+        # git reads the candidate while the interpreter and the sandbox are probed
+        reading = pool.submit(_sized_candidate, root, baseline, candidate_ref)
+        setup, refusal = _prepare_setup(root, contract, baseline, python, target)
+        candidate, tree_bytes = reading.result()
     session = _Session(root, baseline, contract, candidate, hidden, setup)
     nonce = secrets.token_hex(16)
-    tree_bytes = tree_size(root, candidate.tree)
     scratch = make_scratch(tree_bytes=tree_bytes)
     private = Path(tempfile.mkdtemp(prefix="loopcontract-private-"))
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-gather")
     try:
-        gathered = _while_preparing(session, scratch, history)
+        gathering = pool.submit(_gather, session, history)
+        session.prepare(scratch)
         coverage_data = private / "coverage.data" if _needs_coverage(contract) else None
         document, run, in_run = _judge(
             session,
-            gathered,
+            gathering,
             scratch,
             nonce=nonce,
             coverage_data=coverage_data,
@@ -471,6 +445,7 @@ def verify(
         )
         launcher_seconds = time.monotonic() - t0 - in_run
     finally:
+        pool.shutdown(wait=True)
         remove_hidden(scratch, hidden)
         if not keep_scratch:
             remove_tree_later(scratch)
