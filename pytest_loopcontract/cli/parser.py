@@ -65,6 +65,11 @@ def _command(sub: SubParsers, name: str, help_text: str) -> argparse.ArgumentPar
     return p
 
 
+def _by_login(p: argparse.ArgumentParser) -> None:
+    """``--by`` of the loop's control commands: the name their record carries (``loop.wait``)."""
+    p.add_argument("--by", metavar="NAME", help="who (default: the login name)")
+
+
 def _actions(p: argparse.ArgumentParser) -> SubParsers:
     return p.add_subparsers(dest="action", required=True, metavar="ACTION")
 
@@ -190,23 +195,23 @@ def _wait(sub: SubParsers) -> None:
 def _unwait(sub: SubParsers) -> None:
     p = _command(sub, "unwait", "drop a barrier (all of them without an id)")
     p.add_argument("id", nargs="?", help="barrier id (wN), as 'status' shows it")
-    p.add_argument("--by", metavar="NAME", help="who (default: the login name)")
+    _by_login(p)
 
 
 def _pause(sub: SubParsers) -> None:
     p = _command(sub, "pause", "no new agent turn until 'resume' (takes effect between turns)")
-    p.add_argument("--by", metavar="NAME", help="who (default: the login name)")
+    _by_login(p)
     p.add_argument("--reason", metavar="TEXT")
 
 
 def _resume(sub: SubParsers) -> None:
     p = _command(sub, "resume", "lift a pause ('loop --resume' restarts a stopped loop)")
-    p.add_argument("--by", metavar="NAME", help="who (default: the login name)")
+    _by_login(p)
 
 
 def _clear(sub: SubParsers) -> None:
     p = _command(sub, "clear", "end the loop before its next turn; drops barriers and a pause")
-    p.add_argument("--by", metavar="NAME", help="who (default: the login name)")
+    _by_login(p)
     p.add_argument("--reason", metavar="TEXT")
 
 

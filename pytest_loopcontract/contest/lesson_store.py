@@ -44,8 +44,10 @@ __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "LessonStore", "LessonStoreError"
 
 APPLICATION_ID = 0x4C434C53  # "LCLS": a loop-contract lesson store
 SCHEMA_VERSION = 1
-# The table's columns are the lesson's fields, in order: a row converts to a Lesson by position.
+# What is read and written are the lesson's fields, in order: a row converts to a Lesson by
+# position (the table's own column order does not matter, every statement names its columns).
 _COLUMNS = tuple(field.name for field in dataclasses.fields(Lesson))
+_ID, _TAGS = _COLUMNS.index("id"), _COLUMNS.index("tags")
 _ALL = ", ".join(_COLUMNS)
 _SELECT = f"SELECT {_ALL} FROM lessons"
 _SCHEMA = """
@@ -94,18 +96,18 @@ class LessonStoreError(LoopContractError):
 
 def _row(lesson: Lesson) -> tuple[Any, ...]:
     return (
-        lesson.id,
-        lesson.domain,
-        json.dumps(list(lesson.tags), ensure_ascii=False),
-        lesson.contract_id,
-        lesson.run_id,
-        lesson.seat,
         lesson.gate,
         lesson.kind,
         lesson.what,
         lesson.evidence,
         lesson.cause,
         lesson.rule,
+        lesson.id,
+        lesson.domain,
+        json.dumps(list(lesson.tags), ensure_ascii=False),
+        lesson.contract_id,
+        lesson.run_id,
+        lesson.seat,
         lesson.created,
         lesson.seen,
     )
@@ -199,10 +201,12 @@ class LessonStore(SqliteFile):
         row: tuple[Any, ...] = ()
         try:
             for row in rows:
-                append(Lesson(row[0], row[1], tags_of(row[2]), *row[3:]))
+                values = list(row)
+                values[_TAGS] = tags_of(values[_TAGS])  # JSON text in the row
+                append(Lesson(*values))
         except (TypeError, ValueError) as exc:
             raise LessonStoreError(
-                f"{self.path}: stored lesson {row[0] if row else '?'!r} is invalid: {exc}"
+                f"{self.path}: stored lesson {row[_ID] if row else '?'!r} is invalid: {exc}"
             ) from None
         return out
 

@@ -36,7 +36,7 @@ Why they are built the way they are:
 The seat whose candidate failed is kept (the route table needs it) but never printed into a
 prompt: a lesson is about the task, not about who failed it.
 
-The package, one job a module: :mod:`.model` (the record, its id and time stamp),
+The package, one job a module: :mod:`.model` (the draft and the record, its id and time stamp),
 :mod:`.evidence` (verifier fields made inert), :mod:`.drafts` (one rule per kind of failed gate),
 :mod:`.learn` (the deciding gate of a verdict, the lesson), :mod:`.ranking` (by domain),
 :mod:`.prompt` (the capped prompt block). Pure: stdlib only, no I/O, nothing else from the

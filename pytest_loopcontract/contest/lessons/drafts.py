@@ -13,7 +13,6 @@ from typing import Any
 from pytest_loopcontract.contest.lessons.evidence import (
     GATE_REASONS,
     OPS,
-    Draft,
     as_list,
     as_map,
     dod_failing,
@@ -26,6 +25,7 @@ from pytest_loopcontract.contest.lessons.evidence import (
     status_words,
     with_unit,
 )
+from pytest_loopcontract.contest.lessons.model import Draft
 
 __all__ = [
     "error_draft",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -18,7 +17,6 @@ __all__ = [
     "OPS",
     "OUTCOMES",
     "PASSING",
-    "Draft",
     "as_list",
     "as_map",
     "dod_failing",
@@ -120,16 +118,6 @@ def first_few(names: Sequence[str]) -> str:
     shown = ", ".join(names[:MAX_LISTED])
     extra = len(names) - MAX_LISTED
     return f"{shown} (+{extra} more)" if extra > 0 else shown
-
-
-@dataclass(frozen=True)
-class Draft:
-    gate: str
-    kind: str
-    what: str
-    evidence: str
-    cause: str
-    rule: str
 
 
 def failing_pairs(value: Any) -> list[str]:

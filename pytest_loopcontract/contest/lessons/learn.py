@@ -18,7 +18,6 @@ from pytest_loopcontract.contest.lessons.drafts import (
 )
 from pytest_loopcontract.contest.lessons.evidence import (
     PASSING,
-    Draft,
     as_list,
     as_map,
     is_one_of,
@@ -30,6 +29,7 @@ from pytest_loopcontract.contest.lessons.model import (
     EVIDENCE_CHARS,
     RULE_CHARS,
     WHAT_CHARS,
+    Draft,
     Lesson,
     lesson_id,
     utc_stamp,

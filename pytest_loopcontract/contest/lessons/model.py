@@ -21,6 +21,7 @@ __all__ = [
     "KINDS",
     "RULE_CHARS",
     "WHAT_CHARS",
+    "Draft",
     "Lesson",
     "lesson_id",
     "utc_stamp",
@@ -59,15 +60,30 @@ def _valid_domain(domain: str) -> bool:
     return DOMAIN_PATTERN.fullmatch(domain) is not None
 
 
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A lesson's wording, drawn from the deciding gate's evidence (:mod:`.drafts`): the gate,
+    the kind, what happened, the evidence, the cause and the rule. A :class:`Lesson` is a draft
+    with its provenance (id, domain, tags, contract, run, seat, time), so the wording's fields
+    are declared here once."""
+
+    gate: str
+    kind: str
+    what: str
+    evidence: str
+    cause: str
+    rule: str
+
+
 @dataclass(frozen=True, slots=True, init=False)
-class Lesson:
+class Lesson(Draft):
     """One rule learned from a failed gate. ``seat`` is for the route table, never a prompt.
 
     Frozen like every record here, but with a hand-written ``__init__``: a store lookup builds
     thousands of lessons, and a frozen dataclass's generated ``__init__`` (one
     ``object.__setattr__`` per field) costs about four times as much as filling the slots
-    directly. The fields, their order and ``seen=1`` are the dataclass's; the tests hold the
-    signature to them.
+    directly. The fields (the draft's first), their order and ``seen=1`` are the dataclass's;
+    the tests hold the signature to them.
     """
 
     id: str
@@ -76,45 +92,39 @@ class Lesson:
     contract_id: str
     run_id: str
     seat: str
-    gate: str
-    kind: str
-    what: str
-    evidence: str
-    cause: str
-    rule: str
     created: str
     seen: int = 1
 
     def __init__(
         self,
-        id: str,
-        domain: str,
-        tags: tuple[str, ...],
-        contract_id: str,
-        run_id: str,
-        seat: str,
         gate: str,
         kind: str,
         what: str,
         evidence: str,
         cause: str,
         rule: str,
+        id: str,
+        domain: str,
+        tags: tuple[str, ...],
+        contract_id: str,
+        run_id: str,
+        seat: str,
         created: str,
         seen: int = 1,
     ) -> None:
         put = _SLOTS
-        put[0](self, id)
-        put[1](self, domain)
-        put[2](self, tags)
-        put[3](self, contract_id)
-        put[4](self, run_id)
-        put[5](self, seat)
-        put[6](self, gate)
-        put[7](self, kind)
-        put[8](self, what)
-        put[9](self, evidence)
-        put[10](self, cause)
-        put[11](self, rule)
+        put[0](self, gate)
+        put[1](self, kind)
+        put[2](self, what)
+        put[3](self, evidence)
+        put[4](self, cause)
+        put[5](self, rule)
+        put[6](self, id)
+        put[7](self, domain)
+        put[8](self, tags)
+        put[9](self, contract_id)
+        put[10](self, run_id)
+        put[11](self, seat)
         put[12](self, created)
         put[13](self, seen)
         self._check()
@@ -204,9 +214,10 @@ class Lesson:
 
 
 _SLOTS: tuple[Callable[[Lesson, Any], None], ...] = tuple(
-    Lesson.__dict__[f.name].__set__ for f in fields(Lesson)
+    getattr(Lesson, f.name).__set__ for f in fields(Lesson)
 )
-"""The slot setters of :class:`Lesson`, in field order (they bypass the frozen guard)."""
+"""The slot setters of :class:`Lesson`, in field order, the draft's from :class:`Draft` (they
+bypass the frozen guard)."""
 
 
 def lesson_id(domain: str, gate: str, kind: str, rule: str) -> str:
