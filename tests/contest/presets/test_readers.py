@@ -70,7 +70,7 @@ def test_codex_tokens_from_turn_completed_and_no_cost() -> None:
     assert reading.outcome is None
     assert reading.tokens == 24763 + 122
     assert reading.cost_usd is None
-    assert reading.reply == "Yep — there’s a `README.md` in the repository root."
+    assert reading.reply == "Yep \u2014 there\u2019s a `README.md` in the repository root."
 
 
 @pytest.mark.parametrize(
