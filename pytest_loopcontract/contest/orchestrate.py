@@ -218,11 +218,7 @@ class _Run:
             screen(state, [state.candidates[name] for name in to_run])
             if any(c.stage not in ("hard", "generation") for c in state.candidates.values()):
                 return None
-            to_run = [
-                name
-                for name in order
-                if state.candidates[name].outcome not in _NO_RETRY
-            ]
+            to_run = [name for name in order if state.candidates[name].outcome not in _NO_RETRY]
             retry = {name: retry_log(state.candidates[name]) for name in to_run}
             if not to_run:
                 return None
