@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from pytest_loopcontract import hookspecs
 from pytest_loopcontract.contest.presets import PRESETS
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.seats import run_seat
+from pytest_loopcontract.hooks import plugin_manager
 from testing.agent_standins import install_standins
 
 
@@ -128,3 +131,23 @@ def test_a_seat_without_agent_is_left_to_the_report_file(tmp_path: Path) -> None
     plain = Seat(name="p", family="f", generate=(sys.executable, str(script)), timeout=30)
     run = run_seat(plain, "candidate", cwd=tmp_path, values={}, report_file=tmp_path / "r.json")
     assert run.status == "ok" and run.tokens == 7 and run.reply is None
+
+
+class _Override:
+    """A third-party adapter, registered after the built-ins the way an entry point is."""
+
+    @hookspecs.hookimpl
+    def loopcontract_seat_result(self, seat: Seat, run: SeatRun) -> SeatRun | None:
+        return replace(run, tokens=1) if seat.agent == "claude-code" else None
+
+
+@pytest.mark.usefixtures("standins")
+def test_a_plugin_registered_later_is_asked_before_the_preset(tmp_path: Path) -> None:
+    manager = plugin_manager()
+    manager.register(_Override(), "override")
+    try:
+        assert generate(tmp_path, "claude-code").tokens == 1
+        assert generate(tmp_path, "codex").tokens == 24763 + 122  # it answered None: preset
+    finally:
+        manager.unregister(name="override")
+    assert generate(tmp_path, "claude-code").tokens == 1203 + 4021 + 15635 + 612
