@@ -11,6 +11,7 @@ from typing import Any
 import pluggy
 
 from pytest_loopcontract import hookspecs
+from pytest_loopcontract.contest.presets.adapter import PresetAdapter
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun, apply_report, read_report
 
 __all__ = ["metric_sources", "plugin_manager", "seat_result"]
@@ -36,6 +37,7 @@ def plugin_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     pm.register(_Builtins(), "builtins")
+    pm.register(PresetAdapter(), "presets")
     pm.load_setuptools_entrypoints(hookspecs.PROJECT)
     return pm
 

@@ -57,10 +57,13 @@ def loopcontract_seat_result(seat: Seat, run: SeatRun, report_file: Path) -> Sea
     a signal), ``timeout`` or ``unavailable``, with the command, exit code, seconds, the head
     and tail of stdout and the tail of stderr. ``report_file`` is where the seat was told to
     write its report (it may not exist). Return a new :class:`~.contest.seat_model.SeatRun` (for
-    instance with ``status="refused"`` when the CLI's output says it declined, or with the
-    ``tokens`` and ``cost_usd`` the CLI printed), or ``None`` to leave the run to the next
-    implementation. The first non-``None`` answer wins; the built-in implementation runs last
-    and applies the report file (:func:`~.contest.seat_model.apply_report`), so an adapter that
-    answers should call ``apply_report(run, read_report(report_file))`` itself if it wants the
-    report honoured too. Tokens and cost must be what the agent reported, never an estimate.
+    instance with ``status`` ``"refused"``, ``"auth_failed"`` or ``"rate_limited"`` when the
+    CLI's output says so, with the ``tokens`` and ``cost_usd`` the CLI printed, and with
+    ``reply`` set to the answer text when the CLI wraps it in an envelope), or ``None`` to leave
+    the run to the next implementation. The built-in presets (:mod:`~.contest.presets`) answer
+    for seats whose contract entry names an ``agent``. The first non-``None`` answer wins; the
+    built-in implementation runs last and applies the report file
+    (:func:`~.contest.seat_model.apply_report`), so an adapter that answers should call
+    ``apply_report(run, read_report(report_file))`` itself if it wants the report honoured too.
+    Tokens and cost must be what the agent reported, never an estimate.
     """

@@ -38,7 +38,7 @@ __all__ = [
     "run_judge",
 ]
 
-ASK_STATUSES = ("ok", "unavailable", "refused", "timeout", "error")
+ASK_STATUSES = ("ok", "unavailable", "refused", "auth_failed", "rate_limited", "timeout", "error")
 """How running a judge program can end (the seat protocol's outcomes)."""
 
 JUDGE_STATUSES = (
@@ -47,6 +47,8 @@ JUDGE_STATUSES = (
     "discarded",
     "unavailable",
     "refused",
+    "auth_failed",
+    "rate_limited",
     "timeout",
     "error",
     "no_candidates",

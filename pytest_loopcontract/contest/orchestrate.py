@@ -58,6 +58,8 @@ __all__ = ["DEFAULT_LESSON_CHARS", "run_contest"]
 DEFAULT_ATTEMPTS = 3
 DEFAULT_PARALLEL = 4
 DEFAULT_LESSON_CHARS = 2000
+# Outcomes a retry with the verifier's log cannot change: the seat never worked on the task.
+_NO_RETRY = frozenset({"unavailable", "refused", "auth_failed", "rate_limited"})
 
 
 def run_contest(
@@ -216,11 +218,7 @@ class _Run:
             screen(state, [state.candidates[name] for name in to_run])
             if any(c.stage not in ("hard", "generation") for c in state.candidates.values()):
                 return None
-            to_run = [
-                name
-                for name in order
-                if state.candidates[name].outcome not in ("unavailable", "refused")
-            ]
+            to_run = [name for name in order if state.candidates[name].outcome not in _NO_RETRY]
             retry = {name: retry_log(state.candidates[name]) for name in to_run}
             if not to_run:
                 return None

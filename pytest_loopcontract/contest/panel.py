@@ -161,7 +161,7 @@ def _asker(judge: Seat, private: Path, on_run: OnRun | None) -> Callable[[Path],
         save_seat_log(private, run, suffix=f"-{calls}")
         if on_run is not None:
             on_run(judge, run, calls)
-        stdout = run.stdout_text
+        stdout = run.reply if run.reply is not None else run.stdout_text
         reason = run.reason
         if stdout is None and run.status == "ok":
             reason = f"reply too large ({run.stdout_bytes} bytes)"

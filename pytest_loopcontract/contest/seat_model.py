@@ -37,7 +37,17 @@ __all__ = [
 ]
 
 ROLES: tuple[str, ...] = ("candidate", "judge")
-STATUSES: tuple[str, ...] = ("ok", "unavailable", "refused", "timeout", "error")
+STATUSES: tuple[str, ...] = (
+    "ok",
+    "unavailable",
+    "refused",
+    "auth_failed",
+    "rate_limited",
+    "timeout",
+    "error",
+)
+"""How a seat run can end. ``auth_failed`` and ``rate_limited`` come from a seat adapter that
+read them in the agent CLI's own output (:mod:`.presets`), never from a guess."""
 
 DEFAULT_TIMEOUT = 900.0
 """Seconds a seat may run when the contract does not say."""
@@ -50,7 +60,14 @@ REPORT_MAX_BYTES = 64 * 1024
 
 REASON_MAX_CHARS = 500
 
-PLACEHOLDERS: tuple[str, ...] = ("prompt_file", "workdir", "packet_file", "report_file")
+PLACEHOLDERS: tuple[str, ...] = (
+    "prompt_file",
+    "workdir",
+    "packet_file",
+    "report_file",
+    "prompt_dir",
+    "packet_dir",
+)
 
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
@@ -65,6 +82,7 @@ class Seat:
     judge: tuple[str, ...] | None = None
     timeout: float = DEFAULT_TIMEOUT
     scripted: bool = False
+    agent: str | None = None
 
     def command(self, role: str) -> tuple[str, ...]:
         """The argv template for ``role``; ``ValueError`` if the seat has none."""
@@ -83,24 +101,36 @@ def seats_from_contract(contract: Contract) -> list[Seat]:
 
 
 def _seat(raw: Mapping[str, Any]) -> Seat:
+    """A contract seat. With ``agent``, the preset fills what the entry leaves out: the family
+    (its vendor) and each role's argv; a hand-written ``generate``/``judge`` overrides that
+    role's preset argv, and the preset still reads the output (so an override must keep the
+    CLI's output-format flags). The schema has made sure a family is there when the preset
+    has none."""
+    from pytest_loopcontract.contest.presets import preset
+
     def argv(key: str) -> tuple[str, ...] | None:
         value = raw.get(key)
         return tuple(str(a) for a in value) if value else None
 
+    agent = str(raw["agent"]) if raw.get("agent") is not None else None
+    chosen = preset(agent) if agent is not None else None
+    family = raw.get("family") or (chosen.family if chosen else None)
     timeout = raw.get("timeout")
     return Seat(
         name=str(raw["name"]),
-        family=str(raw["family"]),
-        generate=argv("generate"),
-        judge=argv("judge"),
+        family=str(family),
+        generate=argv("generate") or (chosen.generate if chosen else None),
+        judge=argv("judge") or (chosen.judge if chosen else None),
         timeout=DEFAULT_TIMEOUT if timeout is None else float(timeout),
         scripted=bool(raw.get("scripted", False)),
+        agent=agent,
     )
 
 
 def expand_argv(argv: Sequence[str], values: Mapping[str, str]) -> list[str]:
-    """Replace ``{prompt_file}``, ``{workdir}``, ``{packet_file}`` and ``{report_file}`` inside
-    every argument, also where embedded (``--prompt={prompt_file}``).
+    """Replace ``{prompt_file}``, ``{workdir}``, ``{packet_file}`` and ``{report_file}`` (and
+    ``{prompt_dir}``/``{packet_dir}``, the folders of those files) inside every argument, also
+    where embedded (``--prompt={prompt_file}``).
 
     One pass per argument: a value that itself contains ``{workdir}`` is not expanded again.
     Unknown braces, and known placeholders without a value, are left as they are.
@@ -137,6 +167,9 @@ class SeatRun:
     stdout_bytes: int = 0
     stderr_tail: str = ""
     notes: tuple[str, ...] = ()
+    reply: str | None = None
+    """The agent's answer taken out of its CLI's envelope by a seat adapter (a judge's reply
+    inside ``claude --output-format json``), or ``None``: then stdout is the answer."""
 
     @property
     def stdout_text(self) -> str | None:

@@ -90,7 +90,7 @@ def run_seat(
     report_file = Path(report_file).absolute()
     report_file.parent.mkdir(parents=True, exist_ok=True)
     report_file.unlink(missing_ok=True)  # a report left by an earlier run must not count
-    command = tuple(expand_argv(template, {**values, "report_file": str(report_file)}))
+    command = tuple(expand_argv(template, _with_folders(values, report_file)))
     env = _seat_env(seat, role, report_file, env_extra)
     base = SeatRun(
         seat=seat.name, family=seat.family, role=role, status="ok", command=command,
@@ -102,6 +102,17 @@ def run_seat(
     else:
         raw = _execute(base, cwd=cwd, env=env, timeout=seat.timeout)
     return hooks.seat_result(seat, raw, report_file)
+
+
+def _with_folders(values: Mapping[str, str], report_file: Path) -> dict[str, str]:
+    """The placeholder values plus ``{prompt_dir}``/``{packet_dir}``: an agent CLI whose file
+    tools only reach named folders (Gemini's ``--include-directories``) is given the folder."""
+    filled = {**values, "report_file": str(report_file)}
+    for name in ("prompt", "packet"):
+        path = values.get(f"{name}_file")
+        if path and f"{name}_dir" not in values:
+            filled[f"{name}_dir"] = str(Path(path).absolute().parent)
+    return filled
 
 
 def _seat_env(

@@ -1,0 +1,71 @@
+"""The presets as a seat adapter: the built-in ``loopcontract_seat_result`` implementation for
+seats whose contract entry names an ``agent``.
+
+Registered in :mod:`pytest_loopcontract.hooks` like any plugin, so a third-party adapter
+registered through the ``loopcontract`` entry points is asked first and can replace a preset.
+For a seat without ``agent`` it answers ``None`` and the built-in report reading applies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from pytest_loopcontract import hookspecs
+from pytest_loopcontract.contest.presets import preset
+from pytest_loopcontract.contest.presets.model import Output, Reading
+from pytest_loopcontract.contest.seat_model import Seat, SeatRun, apply_report, read_report
+
+__all__ = ["PresetAdapter", "apply_reading"]
+
+_READ_STATUSES = frozenset({"ok", "error"})
+"""Only a run that ran to its end has output worth reading (a timeout stays a timeout; a
+missing binary stays ``unavailable``)."""
+
+
+class PresetAdapter:
+    """Reads a preset seat's run with its CLI's documented output format."""
+
+    @hookspecs.hookimpl
+    def loopcontract_seat_result(
+        self, seat: Seat, run: SeatRun, report_file: Path
+    ) -> SeatRun | None:
+        if seat.agent is None:
+            return None
+        chosen = preset(seat.agent)
+        reading = Reading()
+        if run.status in _READ_STATUSES:
+            reading = chosen.read(_output(run))
+        elif run.status == "unavailable":
+            reading = Reading(notes=(f"the {chosen.name} preset runs {run.command[0]!r}",))
+        return apply_reading(apply_report(run, read_report(report_file)), reading)
+
+
+def _output(run: SeatRun) -> Output:
+    """The run's stdout whole when it was kept whole, else its head and tail (a JSON Lines
+    stream still yields its complete lines; a cut JSON object simply does not parse)."""
+    stdout = run.stdout_text
+    if stdout is None:
+        stdout = run.stdout_head + "\n" + run.stdout_tail
+    return Output(run.status, run.exit_code, stdout, run.stderr_tail)
+
+
+def apply_reading(run: SeatRun, reading: Reading) -> SeatRun:
+    """Fold a preset's reading into a run (after its report file was applied).
+
+    The CLI's own figures win over the report's; the preset's outcome (refused, auth failed,
+    rate limited) replaces ``ok``/``error`` but never a timeout; a refusal the report file
+    declared stays a refusal.
+    """
+    status, reason = run.status, run.reason
+    if reading.outcome is not None and run.status in _READ_STATUSES:
+        status, reason = reading.outcome, reading.reason
+    return replace(
+        run,
+        status=status,
+        reason=reason,
+        tokens=reading.tokens if reading.tokens is not None else run.tokens,
+        cost_usd=reading.cost_usd if reading.cost_usd is not None else run.cost_usd,
+        reply=reading.reply,
+        notes=(*run.notes, *reading.notes),
+    )
