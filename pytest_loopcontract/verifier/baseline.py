@@ -241,7 +241,7 @@ def _run_base(
     scratch = make_scratch("loopcontract-baseline-")
     try:
         export_tree(root, base.tree, scratch)
-        purge_bytecode(scratch)
+        purge_bytecode(scratch, base.files)
         write_pinned(root, scratch, included)
         write_hidden(scratch, hidden)
         first = run(contract.pytest.args)

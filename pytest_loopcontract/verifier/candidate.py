@@ -14,10 +14,10 @@ from pytest_loopcontract.verifier.workspace import (
     TreeEntry,
     changed_paths,
     diff_text,
-    is_dirty,
-    list_tree,
+    list_tree_sized,
     resolve_commit,
     snapshot_worktree,
+    tree_differs,
     tree_of,
 )
 
@@ -32,6 +32,7 @@ class Candidate:
     commit: str
     dirty: bool
     files: dict[str, TreeEntry]
+    size: int  # bytes in the tree's blobs: decides where its scratch copies go
     changed: list[tuple[str, str]]
     patch: str
 
@@ -40,15 +41,18 @@ def read_candidate(root: Path, baseline: BaselineRecord, candidate_ref: str | No
     """The working tree (snapshotted into git objects) or the named commit, with its diff."""
     if candidate_ref is None:
         tree = snapshot_worktree(root)
-        commit, dirty = resolve_commit(root, "HEAD"), is_dirty(root)
+        commit = resolve_commit(root, "HEAD")
+        dirty = tree_differs(root, commit, tree)
     else:
         commit, dirty = resolve_commit(root, candidate_ref), False
         tree = tree_of(root, commit)
+    files, size = list_tree_sized(root, tree)
     return Candidate(
         tree=tree,
         commit=commit,
         dirty=dirty,
-        files=list_tree(root, tree),
+        files=files,
+        size=size,
         changed=changed_paths(root, baseline.tree, tree),
         patch=diff_text(root, baseline.tree, tree),
     )

@@ -63,7 +63,6 @@ from pytest_loopcontract.verifier.workspace import (
     remove_tree,
     remove_tree_later,
     sha256_bytes,
-    tree_size,
     write_pinned,
 )
 
@@ -140,7 +139,7 @@ class _Session:
     def prepare(self, dest: Path) -> None:
         """Build a scratch copy of the candidate with the referee restored and hidden tests in."""
         export_tree(self.root, self.candidate.tree, dest)
-        purge_bytecode(dest)
+        purge_bytecode(dest, self.candidate.files)
         restore_pins(self.root, dest, self.baseline, self.candidate.files, self.globs)
         write_pinned(self.root, dest, included_pins(self.baseline))
         write_hidden(dest, self.hidden)
@@ -173,14 +172,6 @@ def _prepare_setup(
         return None, Reason("sandbox_unavailable", str(exc))
     require_same_environment(baseline.extra.get("test_env"), setup.testenv.describe())
     return setup, None
-
-
-def _sized_candidate(
-    root: Path, baseline: BaselineRecord, candidate_ref: str | None
-) -> tuple[Candidate, int]:
-    """The candidate and the bytes its tree holds (which decide where the scratch copy goes)."""
-    candidate = read_candidate(root, baseline, candidate_ref)
-    return candidate, tree_size(root, candidate.tree)
 
 
 def _gather(session: _Session, history: History | None) -> _Gathered:
@@ -278,14 +269,14 @@ def _after_run(
     return results, reruns, findings
 
 
-def _vacuous_runner(session: _Session, tree_bytes: int) -> VacuousRunner:
+def _vacuous_runner(session: _Session) -> VacuousRunner:
     return VacuousRunner(
         prepare=session.prepare,
         run=session.rerun,
         pinned_source=source_reader(
             blob_reader(session.root, session.baseline.pins), session.hidden
         ),
-        tree_bytes=tree_bytes,
+        tree_bytes=session.candidate.size,
     )
 
 
@@ -363,14 +354,13 @@ def _judge(
     *,
     nonce: str,
     coverage_data: Path | None,
-    tree_bytes: int,
     refusal: Reason | None,
     started: tuple[str, float],
 ) -> tuple[dict[str, Any], PytestRun, float]:
     """Run the tests in the prepared ``scratch`` copy, check the run, evaluate the verdict.
 
     Returns the verdict, the main run and the seconds the main run took (not launcher time)."""
-    runner = _vacuous_runner(session, tree_bytes)
+    runner = _vacuous_runner(session)
     early = _start_vacuous(session, runner)
     try:
         t_before = time.monotonic()
@@ -421,12 +411,12 @@ def verify(
     target = verdict_path or StateDir.of(root).verdict
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-candidate") as pool:
         # git reads the candidate while the interpreter and the sandbox are probed
-        reading = pool.submit(_sized_candidate, root, baseline, candidate_ref)
+        reading = pool.submit(read_candidate, root, baseline, candidate_ref)
         setup, refusal = _prepare_setup(root, contract, baseline, python, target)
-        candidate, tree_bytes = reading.result()
+        candidate = reading.result()
     session = _Session(root, baseline, contract, candidate, hidden, setup)
     nonce = secrets.token_hex(16)
-    scratch = make_scratch(tree_bytes=tree_bytes)
+    scratch = make_scratch(tree_bytes=candidate.size)
     private = Path(tempfile.mkdtemp(prefix="loopcontract-private-"))
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-gather")
     try:
@@ -439,7 +429,6 @@ def verify(
             scratch,
             nonce=nonce,
             coverage_data=coverage_data,
-            tree_bytes=tree_bytes,
             refusal=refusal,
             started=(started, t0),
         )

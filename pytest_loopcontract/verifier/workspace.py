@@ -32,11 +32,13 @@ __all__ = [
     "find_repo",
     "is_dirty",
     "list_tree",
+    "list_tree_sized",
     "match_glob",
     "matches_any",
     "read_blobs",
     "resolve_commit",
     "snapshot_worktree",
+    "tree_differs",
 ]
 
 
@@ -164,15 +166,28 @@ def _seed_index(root: Path, index: Path) -> None:
 
 
 def list_tree(root: Path, tree: str) -> dict[str, TreeEntry]:
-    out = git(root, "ls-tree", "-r", "-z", "--full-tree", tree)
+    return _parse_listing(git(root, "ls-tree", "-r", "-z", "--full-tree", tree))[0]
+
+
+def list_tree_sized(root: Path, tree: str) -> tuple[dict[str, TreeEntry], int]:
+    """The tree's files and the bytes their blobs hold, from one ``git ls-tree -l``."""
+    return _parse_listing(git(root, "ls-tree", "-r", "-l", "-z", "--full-tree", tree))
+
+
+def _parse_listing(out: bytes) -> tuple[dict[str, TreeEntry], int]:
+    """``git ls-tree -r -z`` records (with or without ``-l``'s size column) and their total
+    size (0 without sizes; a submodule's ``-`` counts nothing)."""
     entries: dict[str, TreeEntry] = {}
+    total = 0
     for record in out.split(b"\0"):
         if not record:
             continue
         meta, _, path = record.partition(b"\t")
-        mode, _kind, blob = meta.decode().split(" ")
+        mode, _kind, blob, *size = meta.decode().split()
+        if size and size[0].isdigit():
+            total += int(size[0])
         entries[path.decode("utf-8", "surrogateescape")] = TreeEntry(mode, blob)
-    return entries
+    return entries, total
 
 
 def export_tree(root: Path, tree: str, dest: Path) -> None:
@@ -228,6 +243,16 @@ def diff_text(root: Path, base_tree: str, tree: str, context: int = 0) -> str:
         tree,
     )
     return out.decode("utf-8", "replace")
+
+
+def tree_differs(
+    root: Path, commit: str, tree: str, exclude: Sequence[str] = (StateDir.NAME,)
+) -> bool:
+    """Whether a snapshot ``tree`` differs from ``commit`` (the state folder left out): what
+    :func:`is_dirty` answers for that snapshot, from objects alone, without a work-tree scan."""
+    pathspec = ["--", ".", *(f":(exclude){p}" for p in exclude)]
+    out = git(root, "diff-tree", "-r", "--name-only", "--no-renames", commit, tree, *pathspec)
+    return bool(out.strip())
 
 
 def is_dirty(root: Path, exclude: Sequence[str] = (StateDir.NAME,)) -> bool:
@@ -312,17 +337,6 @@ def make_scratch(prefix: str = "loopcontract-scratch-", tree_bytes: int | None =
     return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
 
 
-def tree_size(root: Path, tree: str) -> int:
-    """Total bytes of the blobs in a tree (``git ls-tree -l``)."""
-    out = git(root, "ls-tree", "-r", "-l", "-z", "--full-tree", tree)
-    total = 0
-    for record in out.split(b"\0"):
-        meta = record.partition(b"\t")[0].split()
-        if len(meta) == 4 and meta[3].isdigit():
-            total += int(meta[3])
-    return total
-
-
 def remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
@@ -343,16 +357,15 @@ def remove_tree_later(path: Path) -> None:
         remove_tree(path)
 
 
-def purge_bytecode(root: Path) -> None:
-    """Drop ``__pycache__`` and stray ``.pyc`` files: a planted bytecode file would run in
-    place of a restored source file."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        if "__pycache__" in dirnames:
-            shutil.rmtree(Path(dirpath) / "__pycache__", ignore_errors=True)
-            dirnames.remove("__pycache__")
-        for name in filenames:
-            if name.endswith((".pyc", ".pyo")):
-                (Path(dirpath) / name).unlink(missing_ok=True)
+def purge_bytecode(root: Path, exported: Iterable[str]) -> None:
+    """Drop the ``__pycache__`` files and stray ``.pyc`` files a tree exported into ``root``
+    (fresh, holding exactly the ``exported`` paths): a planted bytecode file would run in
+    place of a restored source file. The tree's listing says where they are, so nothing is
+    walked."""
+    for rel in exported:
+        parts = rel.split("/")
+        if "__pycache__" in parts or rel.endswith((".pyc", ".pyo")):  # a link named so too
+            (root / rel).unlink(missing_ok=True)
 
 
 def pin_untracked(root: Path, globs: Sequence[str]) -> dict[str, Pin]:
