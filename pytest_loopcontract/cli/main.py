@@ -55,6 +55,8 @@ def _run_verify(a: Namespace) -> int:
         keep_scratch=a.keep_scratch,
         python=a.python,
         as_json=a.json,
+        junit_xml=a.junit_xml,
+        sarif=a.sarif,
     )
 
 

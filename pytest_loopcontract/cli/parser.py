@@ -101,6 +101,12 @@ def _verify(sub: SubParsers) -> None:
     p.add_argument(
         "--keep-scratch", action="store_true", help="keep the scratch copy for debugging"
     )
+    p.add_argument(
+        "--junit-xml", metavar="PATH", help="also write the verdict as JUnit XML (CI test reports)"
+    )
+    p.add_argument(
+        "--sarif", metavar="PATH", help="also write the findings as SARIF 2.1.0 (code scanning)"
+    )
 
 
 def _loop(sub: SubParsers) -> None:
