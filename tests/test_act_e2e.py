@@ -117,7 +117,8 @@ CONTRACT_GITHUB = {
     # the action here installs "$ACTION_PATH/.." (this package) from the checkout it runs in
     "protect": ["pytest_loopcontract/", "pyproject.toml"],
 }
-REMOTE_USES = re.compile(r"uses:\s*([\w.-]+/([\w.-]+)@[0-9a-f]{40})")
+# owner/repo[/sub/path]@sha: act maps the repository; the stand-in folder holds the sub-path.
+REMOTE_USES = re.compile(r"uses:\s*([\w.-]+/([\w.-]+))((?:/[\w.-]+)*)@([0-9a-f]{40})")
 WRITES = {"POST", "PATCH", "PUT", "DELETE"}
 # Generous: a run installs the package in every job; assert behaviour, never time.
 TIMEOUT = 1800
@@ -178,11 +179,13 @@ def stand_in_mappings() -> list[str]:
     pins: dict[str, str] = {}
     for path in [*(ROOT / ".github" / "workflows" / n for n in WORKFLOWS), ROOT / "action"]:
         for file in [path] if path.is_file() else sorted(path.glob("*.yml")):
-            pins.update(REMOTE_USES.findall(file.read_text("utf-8")))
+            for repo, action, sub, sha in REMOTE_USES.findall(file.read_text("utf-8")):
+                folder = STAND_INS / action / sub.lstrip("/")
+                assert (folder / "action.yml").is_file(), f"no stand-in for {repo}{sub}@{sha}"
+                pins[f"{repo}@{sha}"] = action
     assert pins, "no pinned remote action found: has the workflows' syntax changed?"
     args = []
     for pin, action in sorted(pins.items()):
-        assert (STAND_INS / action / "action.yml").is_file(), f"no stand-in for {pin}"
         args += ["--local-repository", f"{pin}={STAND_INS / action}"]
     return args
 

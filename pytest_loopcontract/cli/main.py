@@ -203,6 +203,7 @@ def _run_github(a: Namespace) -> int:
         head_sha=a.head_sha,
         out=a.out,
         artifacts=a.artifacts,
+        sarif=a.sarif,
     )
 
 

@@ -292,6 +292,7 @@ def _github(sub: SubParsers) -> None:
     p.add_argument("--head-sha", help="verify: the pull request's head commit")
     p.add_argument("--out", default="loop-contract-artifact", help="verify: artifact folder")
     p.add_argument("--artifacts", default="artifacts", help="publish: downloaded artifacts")
+    p.add_argument("--sarif", metavar="PATH", help="publish: the run's findings as SARIF")
 
 
 def _hook(sub: SubParsers) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,8 @@ class PublishOutcome:
     statuses: Sequence[str]
     winner_pr: int | None
     summary: str
+    # per pull request: its head and the accepted verdict (what the SARIF and check run show)
+    verdicts: Mapping[int, tuple[str, Mapping[str, Any]]] = field(default_factory=dict)
 
 
 def publish(
@@ -160,7 +162,10 @@ def publish(
             new_state["gate"] = state["gate"]
         write_state(repo, contract.id, new_state, known_sha=state_sha)
     summary = render_markdown(result, max_chars=SUMMARY_CHARS)
-    return PublishOutcome(result, comments, statuses, winner_pr, summary)
+    verdicts = {
+        e["pr"].number: (e["pr"].head_sha, e["verdict"]) for e in entries if e["verdict"]
+    }
+    return PublishOutcome(result, comments, statuses, winner_pr, summary, verdicts)
 
 
 def _comment(
