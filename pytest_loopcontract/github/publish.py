@@ -162,9 +162,7 @@ def publish(
             new_state["gate"] = state["gate"]
         write_state(repo, contract.id, new_state, known_sha=state_sha)
     summary = render_markdown(result, max_chars=SUMMARY_CHARS)
-    verdicts = {
-        e["pr"].number: (e["pr"].head_sha, e["verdict"]) for e in entries if e["verdict"]
-    }
+    verdicts = {e["pr"].number: (e["pr"].head_sha, e["verdict"]) for e in entries if e["verdict"]}
     return PublishOutcome(result, comments, statuses, winner_pr, summary, verdicts)
 
 
