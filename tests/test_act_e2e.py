@@ -65,6 +65,7 @@ from testing.fake_github import FakeGitHub
 from testing.github_data import require as require_data
 from testing.github_events import pull_request_event, validate_event
 from testing.github_field import patches
+from testing.report_schemas import sarif_errors
 from testing.repos import git
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -461,6 +462,12 @@ def publish_round(
     assert checkouts(publish) == [scene["main"]], "\n".join(publish)
     assert gh.latest_status(scene["heads"][seat], CONTEXT) is not None, seat
     assert len(gh.comments(NUMBERS[seat])) == 1, gh.comments(NUMBERS[seat])
+    if seat == "good":
+        # the findings went to code scanning (the upload-sarif stand-in kept the file) and a
+        # check run carries the verdict on the head
+        sarif = tmp / "artifacts" / "code-scanning" / f"{scene['heads'][seat]}.sarif"
+        assert sarif_errors(json.loads(sarif.read_text("utf-8"))) == [], sarif
+        assert [c.conclusion for c in gh.check_runs(scene["heads"][seat])][-1] == "success"
     return len(gh.requests) - before
 
 
