@@ -79,8 +79,10 @@ def test_forge():
 
 
 def test_a_candidate_writing_the_report_paths_does_not_decide_them(tmp_path: Path) -> None:
-    """The cheat: the candidate's run writes an all-green JUnit file and an empty SARIF log
-    where the reports will go. The launcher writes its own after the run."""
+    """The cheat: an all-green JUnit file and an empty SARIF log where the reports will go,
+    put there before the run and written again by the candidate's tests during it (the
+    sandbox does not show the destination, so that attempt fails). The launcher writes its
+    own after the run."""
     junit, sarif = _reports(tmp_path)
     green = (
         '<testsuites><testsuite name="t" tests="1"><testcase name="ok"/></testsuite></testsuites>'
@@ -89,6 +91,10 @@ def test_a_candidate_writing_the_report_paths_does_not_decide_them(tmp_path: Pat
     repo = make_repo(tmp_path / "mini")
     baseline_ok(repo)
     (repo / "tests/test_forge.py").write_text(FORGE.format(paths=forged), "utf-8")
+    # the agent, outside any sandbox, may also have put them there before the run
+    for path, text in forged.items():
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text, "utf-8")
     result = cli(repo, "verify", "--junit-xml", str(junit), "--sarif", str(sarif))
     no_traceback(result)
     assert result.returncode == 20, result.stdout + result.stderr
