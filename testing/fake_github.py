@@ -34,6 +34,8 @@ State helpers (``repo="owner/name"`` keyword on each; default: the first repo ad
 * ``add_comment(pr, user, body) -> int`` (a comment by anyone, e.g. a forged marker),
   ``delete_comment(id)`` (a person deleting it), ``comments(pr) -> list[FakeComment]`` (in
   creation order; ``FakeComment(id, issue, user, body)``).
+* ``check_runs(sha) -> list[FakeCheckRun]`` in creation order (``testing.fake_checks``: name,
+  status, conclusion, title, summary, annotations as sent, ``requests`` that touched it).
 * ``statuses(sha) -> list[FakeStatus]`` in creation order (``FakeStatus(id, sha, state,
   context, description, target_url, creator)``); ``latest_status(sha, context)``.
 * git data: ``commit_files(branch, files, message="seed") -> str`` commits files on a branch
@@ -74,7 +76,8 @@ Endpoints: repos; branches/{b}; pulls (list with state/head/base, paginated), pu
 (paginated; ``set_pull_files``), commit pulls, commit; ``GET /user`` (403 "Resource not
 accessible by integration" for the bot's installation token, like GitHub); issue; issue
 comments (list paginated, create, get, edit, delete); statuses
-(create, list, combined); reviews (paginated); collaborator permission; users; git
+(create, list, combined); check runs (create, get, update: 50 annotations per request);
+reviews (paginated); collaborator permission; users; git
 refs/commits/trees/blobs; contents (GET, and PUT create/update: 409 on a stale ``sha``, 404
 "Branch ... not found"); actions runs, run artifacts, artifact, artifact zip. Pagination:
 ``per_page`` (default 30, max 100) and ``page``, with a ``Link`` header
@@ -117,6 +120,7 @@ import jsonschema
 import referencing
 import referencing.jsonschema
 
+from testing.fake_checks import FakeCheckRun, apply_update, check_run_json, check_run_problem
 from testing.github_data import DATA, require
 
 __all__ = [
@@ -134,6 +138,7 @@ log = logging.getLogger("loopcontract.fake_github")
 
 GITHUB_DATA = DATA
 REAL_API = "https://api.github.com"
+CHECK_RUN_REPLAY = "CheckRun.testCreateCheckRunCompleted.txt"
 SECONDARY_RATE_LIMIT = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
 )
@@ -348,6 +353,7 @@ class _Repo:
     runs: dict[int, _Run] = field(default_factory=dict)
     artifacts: dict[int, _Artifact] = field(default_factory=dict)
     pull_files: dict[int, dict[str, str | None]] = field(default_factory=dict)
+    check_runs: dict[int, FakeCheckRun] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:
@@ -451,6 +457,7 @@ class FakeGitHub:
     ) -> None:
         self._data_dir = require(data_dir)
         self._t = _templates(data_dir)
+        self._check_template = _replay_bodies(self._data_dir, CHECK_RUN_REPLAY)[0]
         self._lock = threading.RLock()
         self._clock = 0
         self._next_id = 1000
@@ -659,6 +666,11 @@ class FakeGitHub:
     ) -> FakeStatus | None:
         matching = [s for s in self.statuses(sha, repo=repo) if s.context == context]
         return matching[-1] if matching else None
+
+    def check_runs(self, sha: str, *, repo: str | None = None) -> list[FakeCheckRun]:
+        """The check runs on ``sha``, in creation order."""
+        with self._lock:
+            return [c for c in self._repo(repo).check_runs.values() if c.head_sha == sha]
 
     def add_workflow_run(
         self,
@@ -1364,6 +1376,9 @@ class FakeGitHub:
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/statuses/(?P<sha>[^/]+)", "_list_statuses"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/commits/(?P<sha>[^/]+)/status", "_combined_status"),
         ("POST", r"/repos/(?P<repo>[^/]+/[^/]+)/statuses/(?P<sha>[^/]+)", "_create_status"),
+        ("POST", r"/repos/(?P<repo>[^/]+/[^/]+)/check-runs", "_create_check_run"),
+        ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/check-runs/(?P<id>\d+)", "_get_check_run"),
+        ("PATCH", r"/repos/(?P<repo>[^/]+/[^/]+)/check-runs/(?P<id>\d+)", "_edit_check_run"),
         (
             "GET",
             r"/repos/(?P<repo>[^/]+/[^/]+)/collaborators/(?P<user>[^/]+)/permission",
@@ -1640,6 +1655,45 @@ class FakeGitHub:
         repo.statuses.append(status)
         out = self._status_json(repo, status)
         return _Response(201, out, {"Location": out["url"]})
+
+    # check runs --------------------------------------------------------------
+
+    def _check_json(self, repo: _Repo, run: FakeCheckRun) -> dict[str, Any]:
+        api = f"{REAL_API}/repos/{repo.full_name}"
+        html = f"https://github.com/{repo.full_name}"
+        return check_run_json(self._check_template, api, html, run)
+
+    def _create_check_run(self, *, repo: _Repo, body: Any, **_: Any) -> _Response:
+        problem = check_run_problem(body, create=True)
+        if problem is not None:
+            raise _Unprocessable(f"Validation Failed: {problem}")
+        if not self._known_sha(repo, str(body["head_sha"])):
+            raise _Unprocessable(f"No commit found for SHA: {body['head_sha']}")
+        now = self._now()
+        run = FakeCheckRun(
+            id=self._id(),
+            name=str(body["name"]),
+            head_sha=str(body["head_sha"]),
+            status=str(body.get("status") or "queued"),
+            conclusion=None,
+            started_at=str(body.get("started_at") or now),
+        )
+        apply_update(run, body, now)
+        repo.check_runs[run.id] = run
+        out = self._check_json(repo, run)
+        return _Response(201, out, {"Location": out["url"]})
+
+    def _get_check_run(self, *, repo: _Repo, id: str, **_: Any) -> _Response:
+        return _Response(200, self._check_json(repo, repo.check_runs[int(id)]))
+
+    def _edit_check_run(self, *, repo: _Repo, id: str, body: Any, **_: Any) -> _Response:
+        run = repo.check_runs[int(id)]
+        problem = check_run_problem(body, create=False)
+        if problem is not None:
+            raise _Unprocessable(f"Validation Failed: {problem}")
+        apply_update(run, body, self._now())
+        run.requests += 1
+        return _Response(200, self._check_json(repo, run))
 
     def _list_statuses(
         self, *, repo: _Repo, sha: str, params: dict[str, str], **_: Any

@@ -29,6 +29,8 @@ REQUIRED = (
     "api-fixtures/get-repository.json",
     "pygithub-replay/PullRequestReview.testAttributes.txt",
     "pygithub-replay/Repository.testCollaboratorPermission.txt",
+    "pygithub-replay/CheckRun.testCreateCheckRunCompleted.txt",
+    "pygithub-replay/CheckRun.testUpdateCheckRunAll.txt",
 )
 
 

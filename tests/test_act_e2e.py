@@ -65,6 +65,7 @@ from testing.fake_github import FakeGitHub
 from testing.github_data import require as require_data
 from testing.github_events import pull_request_event, validate_event
 from testing.github_field import patches
+from testing.report_schemas import sarif_errors
 from testing.repos import git
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +118,8 @@ CONTRACT_GITHUB = {
     # the action here installs "$ACTION_PATH/.." (this package) from the checkout it runs in
     "protect": ["pytest_loopcontract/", "pyproject.toml"],
 }
-REMOTE_USES = re.compile(r"uses:\s*([\w.-]+/([\w.-]+)@[0-9a-f]{40})")
+# owner/repo[/sub/path]@sha: act maps the repository; the stand-in folder holds the sub-path.
+REMOTE_USES = re.compile(r"uses:\s*([\w.-]+/([\w.-]+))((?:/[\w.-]+)*)@([0-9a-f]{40})")
 WRITES = {"POST", "PATCH", "PUT", "DELETE"}
 # Generous: a run installs the package in every job; assert behaviour, never time.
 TIMEOUT = 1800
@@ -178,11 +180,13 @@ def stand_in_mappings() -> list[str]:
     pins: dict[str, str] = {}
     for path in [*(ROOT / ".github" / "workflows" / n for n in WORKFLOWS), ROOT / "action"]:
         for file in [path] if path.is_file() else sorted(path.glob("*.yml")):
-            pins.update(REMOTE_USES.findall(file.read_text("utf-8")))
+            for repo, action, sub, sha in REMOTE_USES.findall(file.read_text("utf-8")):
+                folder = STAND_INS / action / sub.lstrip("/")
+                assert (folder / "action.yml").is_file(), f"no stand-in for {repo}{sub}@{sha}"
+                pins[f"{repo}@{sha}"] = action
     assert pins, "no pinned remote action found: has the workflows' syntax changed?"
     args = []
     for pin, action in sorted(pins.items()):
-        assert (STAND_INS / action / "action.yml").is_file(), f"no stand-in for {pin}"
         args += ["--local-repository", f"{pin}={STAND_INS / action}"]
     return args
 
@@ -458,6 +462,12 @@ def publish_round(
     assert checkouts(publish) == [scene["main"]], "\n".join(publish)
     assert gh.latest_status(scene["heads"][seat], CONTEXT) is not None, seat
     assert len(gh.comments(NUMBERS[seat])) == 1, gh.comments(NUMBERS[seat])
+    if seat == "good":
+        # the findings went to code scanning (the upload-sarif stand-in kept the file) and a
+        # check run carries the verdict on the head
+        sarif = tmp / "artifacts" / "code-scanning" / f"{scene['heads'][seat]}.sarif"
+        assert sarif_errors(json.loads(sarif.read_text("utf-8"))) == [], sarif
+        assert [c.conclusion for c in gh.check_runs(scene["heads"][seat])][-1] == "success"
     return len(gh.requests) - before
 
 

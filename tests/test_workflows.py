@@ -318,6 +318,8 @@ def test_publish_holds_the_least_permissions_per_job() -> None:
         "pull-requests": "write",
         "statuses": "write",
         "actions": "read",
+        "checks": "write",
+        "security-events": "write",
     }
     assert jobs["gate"]["permissions"] == {
         "contents": "write",
@@ -346,6 +348,7 @@ def test_publish_never_checks_out_or_runs_pull_request_code() -> None:
             "actions/checkout",
             "actions/setup-python",
             "actions/download-artifact",
+            "github/codeql-action/upload-sarif",
         }
     text = (EXAMPLES / PUBLISH).read_text()
     for pr_ref in ("head_sha", "head.sha", "refs/pull", "merge_commit_sha", "github.ref"):
@@ -591,3 +594,22 @@ def test_check_jsonschema_accepts_them(schema: str, paths: list[Path]) -> None:
         text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_publish_uploads_the_actions_sarif_to_code_scanning() -> None:
+    """The SARIF comes from the action's publish mode (built from the accepted verdict), is
+    filed under the candidate's pull request, and only the publish job may upload it."""
+    document = load(EXAMPLES / PUBLISH)
+    (upload,) = by_uses(document, "github/codeql-action/upload-sarif@")
+    assert re.fullmatch(r"github/codeql-action/upload-sarif@[0-9a-f]{40}", upload["uses"])
+    assert upload["if"] == "steps.publish.outputs.sarif != ''"
+    assert upload["with"] == {
+        "sarif_file": "${{ steps.publish.outputs.sarif }}",
+        "ref": "${{ steps.publish.outputs.sarif-ref }}",
+        "sha": "${{ steps.publish.outputs.sarif-sha }}",
+        "category": "loop-contract",
+    }
+    holders = [n for n, job in document["jobs"].items() if "security-events" in job["permissions"]]
+    assert holders == ["publish"]
+    action = load(ACTION)
+    assert {"sarif", "sarif-ref", "sarif-sha"} <= set(action["outputs"])

@@ -55,6 +55,8 @@ def _run_verify(a: Namespace) -> int:
         keep_scratch=a.keep_scratch,
         python=a.python,
         as_json=a.json,
+        junit_xml=a.junit_xml,
+        sarif=a.sarif,
     )
 
 
@@ -201,6 +203,7 @@ def _run_github(a: Namespace) -> int:
         head_sha=a.head_sha,
         out=a.out,
         artifacts=a.artifacts,
+        sarif=a.sarif,
     )
 
 

@@ -116,6 +116,12 @@ def _verify(sub: SubParsers) -> None:
     p.add_argument(
         "--keep-scratch", action="store_true", help="keep the scratch copy for debugging"
     )
+    p.add_argument(
+        "--junit-xml", metavar="PATH", help="also write the verdict as JUnit XML (CI test reports)"
+    )
+    p.add_argument(
+        "--sarif", metavar="PATH", help="also write the findings as SARIF 2.1.0 (code scanning)"
+    )
 
 
 def _loop(sub: SubParsers) -> None:
@@ -301,6 +307,7 @@ def _github(sub: SubParsers) -> None:
     p.add_argument("--head-sha", help="verify: the pull request's head commit")
     p.add_argument("--out", default="loop-contract-artifact", help="verify: artifact folder")
     p.add_argument("--artifacts", default="artifacts", help="publish: downloaded artifacts")
+    p.add_argument("--sarif", metavar="PATH", help="publish: the run's findings as SARIF")
 
 
 def _hook(sub: SubParsers) -> None:

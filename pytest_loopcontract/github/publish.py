@@ -17,18 +17,20 @@ one sticky comment per pull request carries the report, and the commit status
 ``loop-contract/winner`` is ``pending`` on the proposed winner (only the gate sets ``success``).
 Requests for the publish of one run: the pull list, the state read and write, the verify
 workflow at the head and on the default branch, the run's pull request's files, and at most
-three per candidate (find the comment, write it, set the status): ``6 + 3N`` when something
-changed and only reads when nothing did.
+four per candidate (find the comment, write it, set the status, create the check run): ``6 + 4N``
+when something changed, plus one per 50 annotations past a check run's first 50
+(:mod:`.checks`: at most three more per candidate), and only reads when nothing did.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from github.GithubException import GithubException
 from github.Repository import Repository
 
 from pytest_loopcontract.contest.lessons.learn import lesson_from_verdict
@@ -57,6 +59,7 @@ from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
 from pytest_loopcontract.contest.standing import gate_stage, gate_summary
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.fsio import utc_now
+from pytest_loopcontract.github.checks import plan_check_run, post_check_run
 from pytest_loopcontract.github.comments import upsert_sticky_comment
 from pytest_loopcontract.github.contest_state import (
     DATA_BRANCH,
@@ -99,6 +102,9 @@ class PublishOutcome:
     statuses: Sequence[str]
     winner_pr: int | None
     summary: str
+    # per pull request: its head and the accepted verdict (what the SARIF and check run show)
+    verdicts: Mapping[int, tuple[str, Mapping[str, Any]]] = field(default_factory=dict)
+    checks: Mapping[int, int] = field(default_factory=dict)  # pull request -> check run id
 
 
 def publish(
@@ -145,6 +151,7 @@ def publish(
         repo, contract.id, result, entries, carried, bot_login, summary_pointer
     )
     statuses = set_winner_statuses(repo, decisions, check_existing=False) if decisions else []
+    checks = _check_runs(repo, entries, comments)
     by_seat = {e["doc"]["seat"]: e for e in entries}
     winner = result.get("winner")
     winner_pr = by_seat[winner]["pr"].number if winner in by_seat else None
@@ -160,7 +167,8 @@ def publish(
             new_state["gate"] = state["gate"]
         write_state(repo, contract.id, new_state, known_sha=state_sha)
     summary = render_markdown(result, max_chars=SUMMARY_CHARS)
-    return PublishOutcome(result, comments, statuses, winner_pr, summary)
+    verdicts = {e["pr"].number: (e["pr"].head_sha, e["verdict"]) for e in entries if e["verdict"]}
+    return PublishOutcome(result, comments, statuses, winner_pr, summary, verdicts, checks)
 
 
 def _comment(
@@ -187,6 +195,29 @@ def _comment(
         if not (carried and result.get("winner") == entry["doc"]["seat"]):
             decisions.append(_status(result, entry["doc"], cand))
     return comments, decisions
+
+
+def _check_runs(
+    repo: Repository, entries: Sequence[Mapping[str, Any]], comments: Mapping[int, str]
+) -> dict[int, int]:
+    """A check run on each candidate's head whose report changed (as for the statuses). A
+    refused request (a workflow without ``checks: write``) is logged, never fatal: the
+    comment and the status already carry the decision."""
+    posted: dict[int, int] = {}
+    for entry in entries:
+        cand: CandidatePR = entry["pr"]
+        if comments.get(cand.number, "unchanged") == "unchanged":
+            continue
+        doc = entry["doc"]
+        why = str(doc["reasons"][0]["message"]) if doc["reasons"] else ""
+        plan = plan_check_run(
+            cand.head_sha, entry["verdict"], seat=str(doc["seat"]), stage=str(doc["stage"]), why=why
+        )
+        try:
+            posted[cand.number] = post_check_run(repo, plan)
+        except GithubException as exc:
+            log.warning("pull request #%d: no check run (%s %s)", cand.number, exc.status, exc)
+    return posted
 
 
 def _final(state: Mapping[str, Any] | None, candidates: Sequence[CandidatePR]) -> bool:

@@ -55,9 +55,22 @@ def test_publish_marks_the_good_seat_and_explains_the_others(
             assert comment.body.startswith("<!-- loop-contract:calc -->")
             assert len(comment.body) <= 65_536
         assert gh.comments(40) == []
-        # the request budget of a local publish: 3 + 4N when something changed (the state
-        # read and write, the pull list; per candidate its files, comment, comment write, status)
-        assert len(gh.requests) <= 3 + 4 * 3, "\n".join(map(str, gh.requests))
+        # a check run on each head: the verdict's conclusion, annotations where it failed
+        for seat, conclusion in (("good", "success"), ("slow", "failure"), ("cheat", "failure")):
+            (check,) = gh.check_runs(field["heads"][seat])
+            assert (check.name, check.status, check.conclusion) == (
+                "loop-contract",
+                "completed",
+                conclusion,
+            ), seat
+            assert outcome.checks[{"good": 11, "slow": 12, "cheat": 13}[seat]] == check.id
+        assert gh.check_runs(field["heads"]["good"])[0].annotations == []
+        assert gh.check_runs(field["heads"]["cheat"])[0].annotations, "the tamper is annotated"
+        # the request budget of a local publish: 3 + 5N when something changed (the state
+        # read and write, the pull list; per candidate its files, comment, comment write,
+        # status, check run), plus one per 50 annotations past a check run's first 50
+        updates = gh.count("PATCH", r"/check-runs/")
+        assert len(gh.requests) <= 3 + 5 * 3 + updates, "\n".join(map(str, gh.requests))
         state = json.loads(gh.branch_files(DATA_BRANCH)[state_path("calc")])
         assert state["pulls"]["good"]["pr"] == 11
         # nothing changed: nothing is written
@@ -66,6 +79,7 @@ def test_publish_marks_the_good_seat_and_explains_the_others(
         assert set(again.comments.values()) == {"unchanged"}
         writes = [r for r in gh.requests[before:] if WRITES.match(r[0])]
         assert writes == []
+        assert len(gh.check_runs(field["heads"]["good"])) == 1
 
 
 def test_artifact_claiming_another_sha_is_refused(field: dict[str, Any], tmp_path: Path) -> None:
@@ -88,6 +102,8 @@ def test_a_closed_pull_request_and_api_faults(field: dict[str, Any], tmp_path: P
         gh.set_pull_state(12, "closed")
         gh.fail_next("GET", r"/pulls$", 502)
         gh.fail_next("POST", r"/statuses/", 403, headers={"Retry-After": "1"})
+        # a workflow without `checks: write`: the check run is refused, the rest goes on
+        gh.fail_next("POST", r"/check-runs$", 403, times=3)
         outcome = run_publish(gh, field, tmp_path)
         assert {c["seat"] for c in outcome.result["candidates"]} == {"good", "cheat"}
         assert gh.comments(12) == [] and gh.statuses(field["heads"]["slow"]) == []

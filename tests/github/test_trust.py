@@ -77,10 +77,11 @@ def test_the_honest_run_proposes_the_winner_and_never_sets_success(
         outcome = publish_good(gh, field, tmp_path)
         assert outcome.result["winner"] == "good"
         assert status(gh, field["heads"]["good"]) == "pending"
-        # one run, one candidate: the list, the state read/write, 3 for the candidate, its
-        # files, and the verify workflow at the head and on the default branch
+        # one run, one candidate: the list, the state read/write, 4 for the candidate (comment
+        # lookup and write, status, check run), its files, and the verify workflow at the head
+        # and on the default branch
         print("\npublish of one verify run:", *gh.requests[before:], sep="\n  ")
-        assert len(gh.requests) - before == 9, "\n".join(map(str, gh.requests[before:]))
+        assert len(gh.requests) - before == 10, "\n".join(map(str, gh.requests[before:]))
 
 
 @pytest.mark.parametrize(

@@ -10,13 +10,16 @@ import json
 import logging
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from github.Repository import Repository
 
 from pytest_loopcontract.cli.repo import contract_in_repo, repo_root
 from pytest_loopcontract.contract.model import Contract, load_contract
 from pytest_loopcontract.errors import CommandError
+from pytest_loopcontract.fsio import dumps_json
 from pytest_loopcontract.github.actions_env import ActionsEnv
 from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.decide import gate
@@ -25,6 +28,8 @@ from pytest_loopcontract.github.plan import plan
 from pytest_loopcontract.github.publish import publish
 from pytest_loopcontract.github.trust import VerifyRun
 from pytest_loopcontract.github.verify_pr import verify_pull_request
+from pytest_loopcontract.verifier.reports.output import write_report
+from pytest_loopcontract.verifier.reports.sarif import sarif_log
 
 __all__ = ["github"]
 
@@ -38,6 +43,7 @@ def github(
     head_sha: str | None = None,
     out: str = "loop-contract-artifact",
     artifacts: str = "artifacts",
+    sarif: str | None = None,
 ) -> int:
     """Run one mode of the action; the others read the repository through the API."""
     logging.basicConfig(level=logging.INFO, format="loop-contract: %(message)s", stream=sys.stderr)
@@ -49,7 +55,7 @@ def github(
     if mode == "plan":
         return _plan(env, repo, loaded)
     if mode == "publish":
-        return _publish(env, repo, loaded, Path(artifacts))
+        return _publish(env, repo, loaded, Path(artifacts), sarif)
     return _gate(env, repo, loaded, pr)
 
 
@@ -84,7 +90,9 @@ def _plan(env: ActionsEnv, repo: Repository, contract: Contract) -> int:
     return 0
 
 
-def _publish(env: ActionsEnv, repo: Repository, contract: Contract, artifacts: Path) -> int:
+def _publish(
+    env: ActionsEnv, repo: Repository, contract: Contract, artifacts: Path, sarif: str | None
+) -> int:
     run = VerifyRun.from_event(env.event())
     if run is None:
         # Without the workflow_run event there is no run to check, and artifacts must
@@ -103,12 +111,35 @@ def _publish(env: ActionsEnv, repo: Repository, contract: Contract, artifacts: P
     env.add_summary(outcome.summary)
     env.set_output("winner", str(outcome.result.get("winner") or ""))
     env.set_output("status", str(outcome.result["status"]))
+    if sarif:
+        _write_sarif(env, outcome.verdicts, run.head_sha, Path(sarif))
     for number, action in sorted(outcome.comments.items()):
         print(f"#{number}: comment {action}")
     for line in outcome.statuses:
         print(line)
     print(f"status: {outcome.result['status']}; winner: {outcome.result.get('winner')}")
     return 0
+
+
+def _write_sarif(
+    env: ActionsEnv,
+    verdicts: Mapping[int, tuple[str, Mapping[str, Any]]],
+    head_sha: str,
+    path: Path,
+) -> None:
+    """The SARIF of the candidate this run verified (its head is the run's), for the upload
+    step: outputs ``sarif`` (the file, empty when no accepted verdict is this run's),
+    ``sarif-ref`` and ``sarif-sha`` (where code scanning files the results)."""
+    mine = [(n, v) for n, (head, v) in sorted(verdicts.items()) if head == head_sha]
+    if len(mine) != 1:
+        env.set_output("sarif", "")
+        return
+    number, verdict = mine[0]
+    write_report(path, (dumps_json(sarif_log(verdict), indent=2) + "\n").encode("utf-8"))
+    env.set_output("sarif", str(path))
+    env.set_output("sarif-ref", f"refs/pull/{number}/head")
+    env.set_output("sarif-sha", head_sha)
+    print(f"#{number}: SARIF written to {path}")
 
 
 def _gate(env: ActionsEnv, repo: Repository, contract: Contract, pr: int | None) -> int:

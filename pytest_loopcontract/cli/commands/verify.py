@@ -6,7 +6,9 @@ from pathlib import Path
 
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import repo_root
+from pytest_loopcontract.errors import CommandError
 from pytest_loopcontract.verdict import render_checklist
+from pytest_loopcontract.verifier.reports.output import write_reports
 from pytest_loopcontract.verifier.verify import verify as run_verification
 
 __all__ = ["verify"]
@@ -19,10 +21,17 @@ def verify(
     keep_scratch: bool = False,
     python: str | None = None,
     as_json: bool = False,
+    junit_xml: str | None = None,
+    sarif: str | None = None,
 ) -> int:
-    """Write the verdict and exit with its exit code (0 only when the contract is met)."""
+    """Write the verdict and exit with its exit code (0 only when the contract is met).
+
+    ``junit_xml`` / ``sarif``: also write those reports, built here in the launcher from the
+    verdict it composed (never from files the candidate's run wrote)."""
+    junit_path, sarif_path = _report_path(junit_xml), _report_path(sarif)
+    root = repo_root()
     outcome = run_verification(
-        repo_root(),
+        root,
         candidate_ref=candidate,
         verdict_path=Path(verdict).resolve() if verdict else None,
         keep_scratch=keep_scratch,
@@ -34,4 +43,17 @@ def verify(
         for line in render_checklist(outcome.verdict):
             print(line)
         print(f"  verdict written to {outcome.verdict_path}")
+    for path in write_reports(root, outcome.verdict, junit=junit_path, sarif=sarif_path):
+        if not as_json:
+            print(f"  report written to {path}")
     return int(outcome.verdict["exit_code"])
+
+
+def _report_path(value: str | None) -> Path | None:
+    """The report's absolute path, refused before the run if it names a folder."""
+    if not value:
+        return None
+    path = Path(value).resolve()
+    if path.is_dir():
+        raise CommandError(f"cannot write a report to {value}: it is a folder; name a file")
+    return path
