@@ -43,7 +43,7 @@ def _run_check(a: Namespace) -> int:
 def _run_baseline(a: Namespace) -> int:
     from pytest_loopcontract.cli.commands.baseline import baseline
 
-    return baseline(a.contract, base=a.base, python=a.python, as_json=a.json)
+    return baseline(a.contract, base=a.base, python=a.python, as_json=a.json, quiet=a.quiet)
 
 
 def _run_verify(a: Namespace) -> int:
@@ -55,6 +55,7 @@ def _run_verify(a: Namespace) -> int:
         keep_scratch=a.keep_scratch,
         python=a.python,
         as_json=a.json,
+        quiet=a.quiet,
     )
 
 
@@ -99,7 +100,7 @@ def _run_next(a: Namespace) -> int:
 def _run_done(a: Namespace) -> int:
     from pytest_loopcontract.cli.commands.done import done
 
-    return done(a.item, as_json=a.json)
+    return done(a.item, as_json=a.json, quiet=a.quiet)
 
 
 def _run_amend(a: Namespace) -> int:

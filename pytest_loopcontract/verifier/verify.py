@@ -25,6 +25,7 @@ from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.progress import diff_hash, progress_key
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason, VerdictView
+from pytest_loopcontract.verifier import observe
 from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
 from pytest_loopcontract.verifier.bytecode import seal, sealed_folders
 from pytest_loopcontract.verifier.candidate import Candidate, read_candidate
@@ -240,6 +241,7 @@ def _first_run(
         assert refusal is not None  # set exactly when the setup failed
         return PytestRun(None, None, refusal.message, "", 0.0, False), [refusal], []
     referee = referee_digests(scratch, session.frozen)
+    observe.phase("running the tests")
     run = run_pytest(
         scratch,
         nonce=nonce,
@@ -252,7 +254,9 @@ def _first_run(
         confinement=setup.confinement,
         egress=contract.egress_allow,
         frozen=session.frozen,
+        count_tests=True,
     )
+    observe.phase("checking the run")
     errors = run_errors(
         run.exit_code,
         run.timed_out,
@@ -445,6 +449,7 @@ def verify(
 ) -> VerifyOutcome:
     """Verify the working tree (or ``candidate_ref``) of ``root`` against its baseline."""
     started, t0 = utc_now(), time.monotonic()
+    observe.phase("reading the baseline and the candidate")
     baseline = load_baseline(root)
     contract = pinned_contract(root, baseline)
     hidden = load_for_verify(root, contract, baseline)  # never in the repository, only copied in
@@ -457,6 +462,7 @@ def verify(
     scratch = make_scratch(tree_bytes=tree_bytes)
     private = Path(tempfile.mkdtemp(prefix="loopcontract-private-"))
     try:
+        observe.phase("preparing the scratch copy")
         gathered = _while_preparing(session, scratch, history)
         coverage_data = private / "coverage.data" if _needs_coverage(contract) else None
         document, run, in_run = _judge(
@@ -475,6 +481,7 @@ def verify(
         if not keep_scratch:
             remove_tree_later(scratch)
         remove_tree(private)
+    observe.phase("writing the verdict")
     write_json_atomic(target, document)
     failing = VerdictView(document).failing_tests()
     return VerifyOutcome(

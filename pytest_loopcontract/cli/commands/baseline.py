@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_loopcontract.cli.output import print_json
+from pytest_loopcontract.cli.progress import showing_progress
 from pytest_loopcontract.cli.repo import contract_in_repo
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import harness
@@ -18,12 +19,18 @@ __all__ = ["baseline"]
 
 
 def baseline(
-    contract: str, *, base: str | None = None, python: str | None = None, as_json: bool = False
+    contract: str,
+    *,
+    base: str | None = None,
+    python: str | None = None,
+    as_json: bool = False,
+    quiet: bool = False,
 ) -> int:
     """Record the baseline; a refused one exits 27 (as JSON ``{"ok": false}`` with ``--json``)."""
     root, rel = contract_in_repo(contract)
     try:
-        record = take_baseline(root, rel, base, python=python)
+        with showing_progress("baseline", quiet=quiet):
+            record = take_baseline(root, rel, base, python=python)
     except BaselineRefused as exc:
         if not as_json:
             raise
