@@ -7,6 +7,7 @@ from pathlib import Path
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.progress import showing_progress
 from pytest_loopcontract.cli.repo import contract_in_repo
+from pytest_loopcontract.idtext import readable_nodeid
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import harness
 from pytest_loopcontract.verifier.baseline import (
@@ -65,5 +66,5 @@ def _print_text(record: BaselineRecord, path: Path) -> None:
         f"{len(record.pins)} pinned paths, plugins: {', '.join(record.plugins) or 'none'}"
     )
     for nodeid in record.fail_to_pass:
-        print(f"  must go green: {nodeid}")
+        print(f"  must go green: {readable_nodeid(nodeid)}")
     print(f"recorded in {path}")

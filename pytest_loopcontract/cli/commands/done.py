@@ -5,6 +5,7 @@ from __future__ import annotations
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.progress import showing_progress
 from pytest_loopcontract.cli.repo import adopted_contract, repo_root
+from pytest_loopcontract.idtext import readable_nodeid
 from pytest_loopcontract.loop.items import DoneResult, mark_done
 from pytest_loopcontract.verdict import EXIT_NOT_MET
 
@@ -42,4 +43,4 @@ def _print_text(result: DoneResult) -> None:
     else:
         print(f"{result.item}: NOT done - the verifier says so, whatever the agent says:")
         for test in result.failing:
-            print(f"  {test['outcome']}: {test['nodeid']}")
+            print(f"  {test['outcome']}: {readable_nodeid(test['nodeid'])}")
