@@ -81,9 +81,12 @@ def parse_count(data: bytes) -> tuple[int, int | None] | None:
 
 
 def read_count(path: Path) -> tuple[int, int | None] | None:
-    """The count the collector last wrote to ``path`` (None when there is none yet)."""
+    """The count the collector last wrote to ``path`` (None when there is none yet).
+
+    The run can write in that folder, so no symlink is followed, a pipe does not block, at
+    most :data:`COUNT_LIMIT` bytes are read, and only two numbers come out."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
