@@ -9,7 +9,12 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.contest.report.diffs import MAX_LINES, diff_details, diff_stats
+from pytest_loopcontract.contest.report.diffs import (
+    MAX_LINES,
+    classified,
+    diff_details,
+    diff_stats,
+)
 from pytest_loopcontract.contest.report.html import render_html, write_html
 from pytest_loopcontract.contest.results import save_result
 from pytest_loopcontract.statedir import StateDir
@@ -55,12 +60,20 @@ def test_no_diffs_given_means_no_diff_section_and_a_gone_one_says_so() -> None:
     assert diff_details("", {"": DIFF}) == ""
 
 
+def test_inside_a_hunk_the_first_character_decides_not_what_follows() -> None:
+    diff = "diff --git a/q.sql b/q.sql\n--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1,2 @@\n"
+    diff += "--- a comment removed\n+++ one added\n same\n"
+    kinds = [kind for kind, _ in classified(diff)]
+    assert kinds == ["file", "file", "file", "hunk", "del", "add", "ctx"]
+    assert diff_stats(diff) == (1, 1, 1)
+
+
 def test_a_huge_diff_is_cut_with_a_count_of_what_was_left_out() -> None:
-    diff = "".join(f"+line {i}\n" for i in range(MAX_LINES + 25))
+    diff = "@@ -0,0 +1 @@\n" + "".join(f"+line {i}\n" for i in range(MAX_LINES + 24))
     html = diff_details("t", {"t": diff})
-    assert html.count('<span class="add">') == MAX_LINES
+    assert html.count('<span class="add">') == MAX_LINES - 1  # and the hunk line
     assert "… and 25 more lines" in html
-    assert diff_stats(diff) == (0, MAX_LINES + 25, 0)
+    assert diff_stats(diff) == (0, MAX_LINES + 24, 0)
 
 
 def test_observed_and_threshold_columns_only_when_a_measured_gate_exists() -> None:

@@ -10,11 +10,11 @@ the command that writes the report reads the diffs from git and passes them in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from pytest_loopcontract.contest.report.markup import escape_html
 
-__all__ = ["DIFF_CSS", "MAX_LINES", "MAX_LINE_CHARS", "diff_details", "diff_stats"]
+__all__ = ["DIFF_CSS", "MAX_LINES", "MAX_LINE_CHARS", "classified", "diff_details", "diff_stats"]
 
 MAX_LINES = 2000
 MAX_LINE_CHARS = 400
@@ -34,41 +34,49 @@ pre.diff .more{color:var(--muted);font-style:italic}
 """
 
 
-def _kind(line: str) -> str:
-    if line.startswith(("diff --git", "+++ ", "--- ", "index ", "new file", "deleted file")):
-        return "file"
-    if line.startswith("@@"):
-        return "hunk"
-    if line.startswith("+"):
-        return "add"
-    if line.startswith("-"):
-        return "del"
-    return "ctx"
+def classified(diff: str) -> Iterator[tuple[str, str]]:
+    """``(kind, line)`` per line: ``file`` (a file's header), ``hunk``, ``add``, ``del``,
+    ``ctx``. Inside a hunk the first character decides, so a removed ``-- x`` line is not
+    taken for a ``--- a/path`` header."""
+    in_hunk = False
+    for line in diff.splitlines():
+        if line.startswith("diff --git"):
+            in_hunk = False
+        elif line.startswith("@@"):
+            in_hunk = True
+            yield "hunk", line
+            continue
+        if not in_hunk:
+            yield "file", line
+        elif line.startswith("+"):
+            yield "add", line
+        elif line.startswith("-"):
+            yield "del", line
+        else:
+            yield "ctx", line
 
 
 def diff_stats(diff: str) -> tuple[int, int, int]:
     """(files, added lines, removed lines) of a unified diff."""
-    files = added = removed = 0
-    for line in diff.splitlines():
-        kind = _kind(line)
-        if line.startswith("diff --git"):
-            files += 1
-        elif kind == "add":
-            added += 1
-        elif kind == "del":
-            removed += 1
-    return files, added, removed
+    kinds = [(kind, line.startswith("diff --git")) for kind, line in classified(diff)]
+    files = sum(1 for _, header in kinds if header)
+    return (
+        files,
+        sum(1 for kind, _ in kinds if kind == "add"),
+        sum(1 for kind, _ in kinds if kind == "del"),
+    )
 
 
 def _lines_html(diff: str) -> str:
-    lines = diff.splitlines()
     shown = []
-    for line in lines[:MAX_LINES]:
-        kind = _kind(line)
-        text = escape_html(line, limit=MAX_LINE_CHARS) or " "
-        shown.append(f'<span class="{kind}">{text}</span>')
-    if len(lines) > MAX_LINES:
-        shown.append(f'<span class="more">… and {len(lines) - MAX_LINES} more lines</span>')
+    total = 0
+    for kind, line in classified(diff):
+        total += 1
+        if total <= MAX_LINES:
+            text = escape_html(line, limit=MAX_LINE_CHARS) or " "
+            shown.append(f'<span class="{kind}">{text}</span>')
+    if total > MAX_LINES:
+        shown.append(f'<span class="more">… and {total - MAX_LINES} more lines</span>')
     return "".join(shown)
 
 
