@@ -156,6 +156,18 @@ def test_verify_in_a_log_prints_phase_lines_and_quiet_prints_nothing(
     assert a.keys() == b.keys() and a["verdict"] == b["verdict"] == "pass"
 
 
+def test_done_shows_the_verification_it_runs_and_quiet_hides_it(
+    adopted: tuple[Path, Run],
+) -> None:
+    repo, _ = adopted
+    shown = run_piped(repo, "done", "triple")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "loop-contract done: running the tests" in shown.stderr.splitlines()
+    assert "loop-contract done: 32/32 tests run" in shown.stderr.splitlines()
+    quiet = run_piped(repo, "done", "triple", "-q")
+    assert quiet.stderr == "" and quiet.stdout == shown.stdout
+
+
 def test_a_candidate_that_writes_its_own_count_moves_the_bar_and_nothing_else(
     tmp_path: Path,
 ) -> None:
