@@ -352,18 +352,23 @@ def _children_cpu() -> float:
 
 
 def run_cmd(
-    cmd: list[str], cwd: Path, log: Path, env: dict[str, str] | None = None
+    cmd: list[str],
+    cwd: Path,
+    log: Path,
+    env: dict[str, str] | None = None,
+    err_log: Path | None = None,
 ) -> tuple[float, float, int]:
     """Wall time (perf_counter) and CPU time (user+sys of the child and everything it waited
-    for) of one run. CPU time is the noise-robust figure on a shared machine."""
-    with log.open("wb") as fh:
+    for) of one run. CPU time is the noise-robust figure on a shared machine. With
+    ``err_log``, stderr goes there (``verify --json``'s live progress is not part of its JSON)."""
+    with log.open("wb") as fh, (err_log or Path(os.devnull)).open("wb") as eh:
         c0 = _children_cpu()
         t0 = time.perf_counter()
         proc = subprocess.run(
             cmd,
             cwd=cwd,
             stdout=fh,
-            stderr=subprocess.STDOUT,
+            stderr=eh if err_log is not None else subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=env if env is not None else bench_env(),
             check=False,
@@ -556,7 +561,9 @@ def measure(
             mode = "process" if name == VERIFY_PROCESS else "sandbox"
             env = {**bench_env(), "LOOP_CONTRACT_ISOLATION": mode}
             command = checks_off if name == VERIFY_CHECKS_OFF else cli
-            elapsed, cpu, code = run_cmd(command, repo, logfile, env)
+            elapsed, cpu, code = run_cmd(
+                command, repo, logfile, env, err_log=logfile.with_suffix(".err")
+            )
             if code != 0:
                 problems.append(f"{name}: exit {code} (see {logfile})")
             try:

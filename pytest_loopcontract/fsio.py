@@ -39,12 +39,19 @@ __all__ = [
 # --------------------------------------------------------------------------- durable writes
 
 
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write-then-rename with fsync, so a crash leaves the old file or the new one, never half."""
+def write_bytes_atomic(
+    path: str | os.PathLike[str], data: bytes, *, mode: int | None = None
+) -> None:
+    """Write-then-rename with fsync, so a crash leaves the old file or the new one, never half.
+
+    The file is private (0600, as :func:`tempfile.mkstemp` makes it) unless ``mode`` says
+    otherwise (a report meant for sharing: 0644); the mode is set before the rename."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        if mode is not None:
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -56,9 +63,9 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     fsync_dir(target.parent)
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, mode: int | None = None) -> None:
     """UTF-8 text, written as :func:`write_bytes_atomic` does."""
-    write_bytes_atomic(path, text.encode("utf-8"))
+    write_bytes_atomic(path, text.encode("utf-8"), mode=mode)
 
 
 def write_json_atomic(path: str | os.PathLike[str], document: Any) -> None:

@@ -14,6 +14,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from pytest_loopcontract.idtext import readable_ids
 from pytest_loopcontract.verdict_tests import failing_tests, pack_tests, verdict_records
 from pytest_loopcontract.verifier.gates import DodResult, GateResult
 
@@ -356,4 +357,4 @@ def render_checklist(document: Mapping[str, Any]) -> list[str]:
             for r in document["reasons"]
             if r["code"] not in ("hard_gate_failed", "measured_gate_failed", "tamper_detected")
         )
-    return lines
+    return [readable_ids(line) for line in lines]  # node ids as the text they are

@@ -8,9 +8,18 @@ import shutil
 import struct
 import subprocess
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["FLAGS", "TIMEOUT", "find_chromium", "png_chunks", "png_pixels", "run_chromium"]
+__all__ = [
+    "FLAGS",
+    "TIMEOUT",
+    "count_colours",
+    "find_chromium",
+    "png_chunks",
+    "png_pixels",
+    "run_chromium",
+]
 
 TIMEOUT = 120
 FLAGS = [
@@ -98,3 +107,17 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
         rows.append(bytes(line))
         prev = line
     return width, height, rows
+
+
+def count_colours(png: Path, colours: Mapping[str, tuple[int, int, int]]) -> dict[str, int]:
+    """How many pixels of a screenshot have exactly each named RGB colour."""
+    width, _, rows = png_pixels(png.read_bytes())
+    bpp = len(rows[0]) // width
+    wanted = {bytes(rgb): name for name, rgb in colours.items()}
+    counts = dict.fromkeys(colours, 0)
+    for row in rows:
+        for x in range(0, len(row), bpp):
+            name = wanted.get(row[x : x + 3])
+            if name is not None:
+                counts[name] += 1
+    return counts

@@ -43,7 +43,7 @@ def _run_check(a: Namespace) -> int:
 def _run_baseline(a: Namespace) -> int:
     from pytest_loopcontract.cli.commands.baseline import baseline
 
-    return baseline(a.contract, base=a.base, python=a.python, as_json=a.json)
+    return baseline(a.contract, base=a.base, python=a.python, as_json=a.json, quiet=a.quiet)
 
 
 def _run_verify(a: Namespace) -> int:
@@ -57,6 +57,7 @@ def _run_verify(a: Namespace) -> int:
         as_json=a.json,
         junit_xml=a.junit_xml,
         sarif=a.sarif,
+        quiet=a.quiet,
     )
 
 
@@ -101,7 +102,7 @@ def _run_next(a: Namespace) -> int:
 def _run_done(a: Namespace) -> int:
     from pytest_loopcontract.cli.commands.done import done
 
-    return done(a.item, as_json=a.json)
+    return done(a.item, as_json=a.json, quiet=a.quiet)
 
 
 def _run_amend(a: Namespace) -> int:

@@ -79,6 +79,11 @@ def _json_here(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
 
+def _quiet(p: argparse.ArgumentParser) -> None:
+    """``-q``: no live progress (phases, test count) on stderr; the result is printed as ever."""
+    p.add_argument("-q", "--quiet", action="store_true", help="no live progress on stderr")
+
+
 def _init(sub: SubParsers) -> None:
     p = _command(sub, "init", "scaffold a contract (optionally from a markdown checklist)")
     p.add_argument(
@@ -102,6 +107,7 @@ def _baseline(sub: SubParsers) -> None:
     )
     p.add_argument("--base", metavar="REF", help="base commit (default: HEAD, tree must be clean)")
     p.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
+    _quiet(p)
 
 
 def _verify(sub: SubParsers) -> None:
@@ -110,6 +116,7 @@ def _verify(sub: SubParsers) -> None:
     )
     p.add_argument("--candidate", metavar="REF", help="verify a commit instead of the work tree")
     p.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
+    _quiet(p)
     p.add_argument(
         "--verdict", metavar="PATH", help="verdict path (default .loop-contract/verdict.json)"
     )
@@ -230,6 +237,7 @@ def _done(sub: SubParsers) -> None:
         sub, "done", "mark an item done - only if an isolated verification shows it passing"
     )
     p.add_argument("item")
+    _quiet(p)
 
 
 def _amend(sub: SubParsers) -> None:

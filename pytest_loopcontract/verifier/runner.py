@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_loopcontract.processes import kill_group, read_tail, spawn
 from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.verifier import observe
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.sandbox import (
     PROCESS,
@@ -202,10 +203,30 @@ def _args_file(path: Path, args: Sequence[str]) -> Iterator[int | None]:
         os.close(fd)
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int | None, bool]:
+def _wait_watched(
+    proc: subprocess.Popen[bytes], timeout: float, poll: Callable[[], None] | None
+) -> int:
+    """``proc.wait(timeout)``, calling ``poll`` every :data:`observe.COUNT_INTERVAL` seconds
+    meanwhile when someone watches (without, one plain wait: nothing changes)."""
+    if poll is None:
+        return proc.wait(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return proc.wait(timeout=max(0.0, min(observe.COUNT_INTERVAL, left)))
+        except subprocess.TimeoutExpired:
+            if left <= observe.COUNT_INTERVAL:
+                raise
+        poll()
+
+
+def _wait(
+    proc: subprocess.Popen[bytes], timeout: float, poll: Callable[[], None] | None = None
+) -> tuple[int | None, bool]:
     """Wait for the confined run; on timeout ask the reaper to end it, then kill the group."""
     try:
-        return proc.wait(timeout=timeout), False
+        return _wait_watched(proc, timeout, poll), False
     except subprocess.TimeoutExpired:
         pass
     with contextlib.suppress(ProcessLookupError):
@@ -227,9 +248,10 @@ def _spawn_confined(
     env: Mapping[str, str],
     output: Path,
     timeout: float,
+    poll: Callable[[], None] | None = None,
 ) -> tuple[int | None, bool]:
     """Start ``argv`` confined (the frozen binds passed to bwrap on a descriptor), its output
-    to ``output``, and wait for it."""
+    to ``output``, and wait for it (calling ``poll`` meanwhile, if given)."""
     with binds as fd, output.open("wb") as out:
         command = confined.command(argv, tree=tree, writable=writable, args_fd=fd)
         proc = spawn(
@@ -240,16 +262,25 @@ def _spawn_confined(
             stderr=subprocess.STDOUT,
             pass_fds=() if fd is None else (fd,),
         )
-        return _wait(proc, timeout)
+        return _wait(proc, timeout, poll)
 
 
 def _inner_settings(
-    private: Path, raw: Path, nonce: str, egress: Sequence[str] | None, aliases: Sequence[Path]
+    private: Path,
+    raw: Path,
+    nonce: str,
+    egress: Sequence[str] | None,
+    aliases: Sequence[Path],
+    count: Path | None = None,
 ) -> dict[str, str]:
     """The variables that tell the injected collector where its settings file is (written
-    here: results path, nonce, egress policy) and where else the tree is seen."""
+    here: results path, nonce, egress policy, the live count's file) and where else the tree
+    is seen."""
     settings = private / "inner.json"
-    settings.write_text(json.dumps({"raw": str(raw), "nonce": nonce, "egress": egress}), "utf-8")
+    data = {"raw": str(raw), "nonce": nonce, "egress": egress}
+    if count is not None:
+        data["count"] = str(count)
+    settings.write_text(json.dumps(data), "utf-8")
     env = {CONFIG_ENV: str(settings)}
     if aliases:
         env["LOOP_CONTRACT_ROOT_ALIASES"] = os.pathsep.join(map(str, aliases))
@@ -270,10 +301,12 @@ def run_pytest(
     egress: Sequence[str] | None = None,
     frozen: Sequence[str] = (),
     write_bytecode: bool = False,
+    count_tests: bool = False,
 ) -> PytestRun:
     """Run the suite in ``workdir`` under the reaper, confined; nothing it started survives
     this call. Results and output land in a private temp folder. In the sandbox the
-    ``frozen`` paths (the referee's files, relative to ``workdir``) are read-only."""
+    ``frozen`` paths (the referee's files, relative to ``workdir``) are read-only. With
+    ``count_tests`` and a listener (:mod:`observe`), the live test count goes to it."""
     python = testenv.python if testenv is not None else sys.executable
     confined = confinement or Confinement(PROCESS)
     with tempfile.TemporaryDirectory(prefix="loopcontract-run-") as tmp:
@@ -281,7 +314,10 @@ def run_pytest(
         injected = inject_inner(private / "inject")
         raw, output, report = private / "results.json", private / "output.log", private / "reaper"
         env = child_env(autoload, testenv, workdir, [injected], write_bytecode=write_bytecode)
-        env.update(_inner_settings(private, raw, nonce, egress, confined.aliases))
+        listener = observe.active() if count_tests else None
+        count = private / "count" if listener is not None else None
+        env.update(_inner_settings(private, raw, nonce, egress, confined.aliases, count))
+        poll = _count_poller(count, listener) if count and listener else None
         argv = _pytest_argv(
             python,
             workdir,
@@ -302,8 +338,11 @@ def run_pytest(
             env=env,
             output=output,
             timeout=timeout,
+            poll=poll,
         )
         duration = time.monotonic() - started
+        if poll is not None:
+            poll()  # the last count the run wrote
         swept = _read_report(report)
         if not timed_out and isinstance(swept.get("exit_code"), int):
             code = swept["exit_code"]
@@ -318,6 +357,19 @@ def run_pytest(
             isolation=confined.mode,
             leftovers=tuple(swept.get("leftovers") or ()),
         )
+
+
+def _count_poller(path: Path, listener: observe.Listener) -> Callable[[], None]:
+    """Read the collector's count file and pass a changed count on (display only)."""
+    last: list[tuple[int, int | None] | None] = [None]
+
+    def poll() -> None:
+        now = observe.read_count(path)
+        if now is not None and now != last[0]:
+            last[0] = now
+            listener.tests(*now)
+
+    return poll
 
 
 @dataclass(frozen=True)

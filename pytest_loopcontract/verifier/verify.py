@@ -25,6 +25,7 @@ from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.progress import diff_hash, progress_key
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason, VerdictView, pytest_version
+from pytest_loopcontract.verifier import observe
 from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
 from pytest_loopcontract.verifier.bytecode import seal, sealed_folders
 from pytest_loopcontract.verifier.candidate import Candidate, read_candidate
@@ -199,6 +200,7 @@ def _first_run(
         assert refusal is not None  # set exactly when the setup failed
         return PytestRun(None, None, refusal.message, "", 0.0, False), [refusal], []
     referee = referee_digests(scratch, session.frozen)
+    observe.phase("running the tests")
     run = run_pytest(
         scratch,
         nonce=nonce,
@@ -211,7 +213,9 @@ def _first_run(
         confinement=setup.confinement,
         egress=contract.egress_allow,
         frozen=session.frozen,
+        count_tests=True,
     )
+    observe.phase("checking the run")
     errors = run_errors(
         run.exit_code,
         run.timed_out,
@@ -405,6 +409,7 @@ def verify(
 ) -> VerifyOutcome:
     """Verify the working tree (or ``candidate_ref``) of ``root`` against its baseline."""
     started, t0 = utc_now(), time.monotonic()
+    observe.phase("reading the baseline and the candidate")
     baseline = load_baseline(root)
     contract = pinned_contract(root, baseline)
     hidden = load_for_verify(root, contract, baseline)  # never in the repository, only copied in
@@ -421,6 +426,7 @@ def verify(
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-gather")
     try:
         gathering = pool.submit(_gather, session, history)
+        observe.phase("preparing the scratch copy")
         session.prepare(scratch)
         coverage_data = private / "coverage.data" if _needs_coverage(contract) else None
         document, run, in_run = _judge(
@@ -439,6 +445,7 @@ def verify(
         if not keep_scratch:
             remove_tree_later(scratch)
         remove_tree(private)
+    observe.phase("writing the verdict")
     write_json_atomic(target, document)
     failing = VerdictView(document).failing_tests()
     return VerifyOutcome(

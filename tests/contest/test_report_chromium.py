@@ -19,7 +19,7 @@ import pytest
 
 from pytest_loopcontract.contest.report.html import write_html
 from pytest_loopcontract.contest.report.view import SCRIPTED_LABEL
-from testing.chromium import find_chromium, png_chunks, run_chromium
+from testing.chromium import count_colours, find_chromium, png_chunks, run_chromium
 from testing.contest_fixtures import HOSTILE_SEAT, hostile_result, no_winner_result, sample_result
 
 
@@ -110,3 +110,36 @@ def test_browser_screenshot_is_a_png(chromium: str, tmp_path: Path) -> None:
     # A rendered page, not a blank canvas: the pixels take many values (text, heat map).
     pixels = zlib.decompress(b"".join(png_chunks(data, b"IDAT")))
     assert len(set(pixels)) > 64
+
+
+# The diff's line backgrounds (contest/report/diffs.py): colours nothing else on the page uses.
+ADDED, REMOVED = (0xAC, 0xEE, 0xBB), (0xFF, 0xCE, 0xCB)
+DIFF = (
+    "diff --git a/src/core.py b/src/core.py\n--- a/src/core.py\n+++ b/src/core.py\n"
+    "@@ -1,2 +1,2 @@\n def triple(x):\n-    return x * 2\n+    return x * 3\n"
+)
+
+
+def test_browser_shows_each_diff_folded_and_coloured_once_opened(
+    chromium: str, tmp_path: Path
+) -> None:
+    """Folded, no diff line is drawn; opened (the ``open`` attribute a click sets), every
+    candidate's added line is green and its removed line red."""
+    doc = no_winner_result()
+    page = tmp_path / "report.html"
+    write_html(page, doc, {c["tree"]: DIFF for c in doc["candidates"]})
+    folded = page.read_text("utf-8")
+    assert '<details class="diff">' in folded
+    opened = tmp_path / "opened.html"
+    opened.write_text(folded.replace('<details class="diff">', '<details class="diff" open>'))
+    counts = {}
+    for name, source in (("folded", page), ("opened", opened)):
+        shot = tmp_path / f"{name}.png"
+        run_chromium(
+            chromium, tmp_path, f"--screenshot={shot}", "--window-size=1000,2200", source.as_uri()
+        )
+        counts[name] = count_colours(shot, {"added": ADDED, "removed": REMOVED})
+    assert counts["folded"] == {"added": 0, "removed": 0}, counts
+    cards = len(doc["candidates"])
+    assert counts["opened"]["added"] > 2000 * cards, counts  # a full-width row per candidate
+    assert counts["opened"]["removed"] > 2000 * cards, counts

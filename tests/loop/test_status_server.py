@@ -26,7 +26,7 @@ import pytest
 from pytest_loopcontract.cli.commands.status import collect_status
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.status_server import make_server
-from testing.chromium import find_chromium, png_pixels, run_chromium
+from testing.chromium import count_colours, find_chromium, run_chromium
 from testing.loop_project import STATE, make_repo
 
 HOSTILE = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
@@ -174,19 +174,6 @@ def test_no_route_changes_anything(repo: Path, served: Served) -> None:
 def dump_dom(chromium: str, tmp_path: Path, url: str, budget_ms: int = 4000) -> str:
     proc = run_chromium(chromium, tmp_path, f"--virtual-time-budget={budget_ms}", "--dump-dom", url)
     return proc.stdout
-
-
-def count_colours(png: Path, colours: dict[str, tuple[int, int, int]]) -> dict[str, int]:
-    width, _, rows = png_pixels(png.read_bytes())
-    bpp = len(rows[0]) // width
-    wanted = {bytes(rgb): name for name, rgb in colours.items()}
-    counts = dict.fromkeys(colours, 0)
-    for row in rows:
-        for x in range(0, len(row), bpp):
-            name = wanted.get(row[x : x + 3])
-            if name is not None:
-                counts[name] += 1
-    return counts
 
 
 def test_chromium_draws_the_banner_and_the_bars(

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_loopcontract.cli.output import print_json
+from pytest_loopcontract.cli.progress import showing_progress
 from pytest_loopcontract.cli.repo import contract_in_repo
+from pytest_loopcontract.idtext import readable_nodeid
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import harness
 from pytest_loopcontract.verifier.baseline import (
@@ -18,12 +20,18 @@ __all__ = ["baseline"]
 
 
 def baseline(
-    contract: str, *, base: str | None = None, python: str | None = None, as_json: bool = False
+    contract: str,
+    *,
+    base: str | None = None,
+    python: str | None = None,
+    as_json: bool = False,
+    quiet: bool = False,
 ) -> int:
     """Record the baseline; a refused one exits 27 (as JSON ``{"ok": false}`` with ``--json``)."""
     root, rel = contract_in_repo(contract)
     try:
-        record = take_baseline(root, rel, base, python=python)
+        with showing_progress("baseline", quiet=quiet):
+            record = take_baseline(root, rel, base, python=python)
     except BaselineRefused as exc:
         if not as_json:
             raise
@@ -58,5 +66,5 @@ def _print_text(record: BaselineRecord, path: Path) -> None:
         f"{len(record.pins)} pinned paths, plugins: {', '.join(record.plugins) or 'none'}"
     )
     for nodeid in record.fail_to_pass:
-        print(f"  must go green: {nodeid}")
+        print(f"  must go green: {readable_nodeid(nodeid)}")
     print(f"recorded in {path}")

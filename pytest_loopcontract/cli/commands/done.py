@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from pytest_loopcontract.cli.output import print_json
+from pytest_loopcontract.cli.progress import showing_progress
 from pytest_loopcontract.cli.repo import adopted_contract, repo_root
+from pytest_loopcontract.idtext import readable_nodeid
 from pytest_loopcontract.loop.items import DoneResult, mark_done
 from pytest_loopcontract.verdict import EXIT_NOT_MET
 
 __all__ = ["done"]
 
 
-def done(item: str, *, as_json: bool = False) -> int:
+def done(item: str, *, as_json: bool = False, quiet: bool = False) -> int:
     """0 when the item's tests pass (and its ``on_item_done`` hook succeeds), else 20."""
     root = repo_root()
-    result = mark_done(root, adopted_contract(root), item)
+    with showing_progress("done", quiet=quiet):
+        result = mark_done(root, adopted_contract(root), item)
     if as_json:
         print_json(
             {
@@ -40,4 +43,4 @@ def _print_text(result: DoneResult) -> None:
     else:
         print(f"{result.item}: NOT done - the verifier says so, whatever the agent says:")
         for test in result.failing:
-            print(f"  {test['outcome']}: {test['nodeid']}")
+            print(f"  {test['outcome']}: {readable_nodeid(test['nodeid'])}")

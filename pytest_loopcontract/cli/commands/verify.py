@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_loopcontract.cli.output import print_json
+from pytest_loopcontract.cli.progress import showing_progress
 from pytest_loopcontract.cli.repo import repo_root
 from pytest_loopcontract.errors import CommandError
 from pytest_loopcontract.verdict import render_checklist
@@ -23,6 +24,7 @@ def verify(
     as_json: bool = False,
     junit_xml: str | None = None,
     sarif: str | None = None,
+    quiet: bool = False,
 ) -> int:
     """Write the verdict and exit with its exit code (0 only when the contract is met).
 
@@ -30,13 +32,14 @@ def verify(
     verdict it composed (never from files the candidate's run wrote)."""
     junit_path, sarif_path = _report_path(junit_xml), _report_path(sarif)
     root = repo_root()
-    outcome = run_verification(
-        root,
-        candidate_ref=candidate,
-        verdict_path=Path(verdict).resolve() if verdict else None,
-        keep_scratch=keep_scratch,
-        python=python,
-    )
+    with showing_progress("verify", quiet=quiet):
+        outcome = run_verification(
+            root,
+            candidate_ref=candidate,
+            verdict_path=Path(verdict).resolve() if verdict else None,
+            keep_scratch=keep_scratch,
+            python=python,
+        )
     if as_json:
         print_json(outcome.verdict)
     else:

@@ -14,12 +14,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_loopcontract.contest.report import view as rv
+from pytest_loopcontract.contest.report.diffs import DIFF_CSS, diff_details
 from pytest_loopcontract.contest.report.markup import escape_html
 from pytest_loopcontract.contest.report.style import CSP, CSS
 from pytest_loopcontract.contest.report.view import ReportView, Result
 from pytest_loopcontract.fsio import write_text_atomic
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["REPORT_MODE", "render_html", "write_html"]
+
+REPORT_MODE = 0o644
 
 
 def _h(text: Any, limit: int | None = rv.SHORT) -> str:
@@ -38,12 +41,14 @@ def _kind_badge(view: ReportView, name: str) -> str:
     return f'<span class="{cls}">{kind}</span>'
 
 
-def render_html(result: Result) -> str:
+def render_html(result: Result, diffs: Mapping[str, str | None] | None = None) -> str:
     """The run as one self-contained HTML page (no script, no external resource).
 
-    Stable hooks: ``id="winner"`` holds the proposed winner's name (or "none");
-    ``data-seat`` marks each seat's row and each candidate card; ``td.cell`` in
-    ``table.heat`` is one matrix cell, with ``data-judge``, ``data-candidate``, ``data-row``.
+    ``diffs`` maps a candidate's tree to its diff against the base (None: unavailable); each
+    card then shows it folded in a ``details.diff``. Stable hooks: ``id="winner"`` holds the
+    proposed winner's name (or "none"); ``data-seat`` marks each seat's row and each
+    candidate card; ``td.cell`` in ``table.heat`` is one matrix cell, with ``data-judge``,
+    ``data-candidate``, ``data-row``.
     """
     view = ReportView(result)
     status = rv.STATUS_TEXT.get(view.status, view.status)
@@ -57,7 +62,7 @@ def render_html(result: Result) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         '<meta name="referrer" content="no-referrer">',
         f"<title>{_h(title, 200)}</title>",
-        f"<style>{CSS}</style>",
+        f"<style>{CSS}{DIFF_CSS}</style>",
         "</head>",
         "<body>",
         _html_header(view),
@@ -67,7 +72,7 @@ def render_html(result: Result) -> str:
         _html_matrix(view),
         _html_bracket(view),
         _html_dissents(view),
-        _html_gates(view),
+        _html_gates(view, diffs or {}),
         _html_lessons(view),
         _html_footer(view),
         "</body>",
@@ -76,9 +81,12 @@ def render_html(result: Result) -> str:
     return "\n".join(p for p in parts if p) + "\n"
 
 
-def write_html(path: str | os.PathLike[str], result: Result) -> None:
-    """Render ``result`` with :func:`render_html` and write it atomically to ``path``."""
-    write_text_atomic(path, render_html(result))
+def write_html(
+    path: str | os.PathLike[str], result: Result, diffs: Mapping[str, str | None] | None = None
+) -> None:
+    """Render ``result`` with :func:`render_html` and write it atomically to ``path``,
+    readable by everyone (0644: a report is for sharing, not a secret)."""
+    write_text_atomic(path, render_html(result, diffs), mode=REPORT_MODE)
 
 
 def _html_header(view: ReportView) -> str:
@@ -330,11 +338,11 @@ def _html_dissents(view: ReportView) -> str:
     )
 
 
-def _html_gates(view: ReportView) -> str:
+def _html_gates(view: ReportView, diffs: Mapping[str, str | None]) -> str:
     if not view.candidates:
         return ""
     cards = [
-        _candidate_card(view, cand)
+        _candidate_card(view, cand, diffs)
         for cand in sorted(
             view.candidates, key=lambda c: (str(c.get("seat", "")), rv.whole(c.get("attempt")))
         )
@@ -345,7 +353,9 @@ def _html_gates(view: ReportView) -> str:
     )
 
 
-def _candidate_card(view: ReportView, cand: Mapping[str, Any]) -> str:
+def _candidate_card(
+    view: ReportView, cand: Mapping[str, Any], diffs: Mapping[str, str | None]
+) -> str:
     name = str(cand.get("seat", ""))
     passed, total = rv.gate_counts(cand)
     reasons_html = "".join(
@@ -376,22 +386,29 @@ def _candidate_card(view: ReportView, cand: Mapping[str, Any]) -> str:
         + _gate_table(cand)
         + _tamper_line(cand)
         + (f'<ul class="plain">{reasons_html}</ul>' if reasons_html else "")
+        + diff_details(str(cand.get("tree") or ""), diffs)
         + "</article>"
     )
 
 
 def _gate_table(cand: Mapping[str, Any]) -> str:
+    """The candidate's gates; the observed and threshold columns only when a measured gate
+    is there to fill them (hard gates have neither)."""
+    gates = rv.gate_rows(cand)
+    measured = any(kind == "measured" for _, kind, _, _, _ in gates)
     rows = "".join(
         f"<tr><td><code>{_h(gid)}</code></td><td>{_h(kind)}</td>"
-        f'<td class="{_h(status, 20)}">{_h(status)}</td><td>{_h(obs)}</td>'
-        f"<td>{_h(thr)}</td></tr>"
-        for gid, kind, status, obs, thr in rv.gate_rows(cand)
+        f'<td class="{_h(status, 20)}">{_h(status)}</td>'
+        + (f"<td>{_h(obs)}</td><td>{_h(thr)}</td>" if measured else "")
+        + "</tr>"
+        for gid, kind, status, obs, thr in gates
     )
     if not rows:
         return ""
+    extra = "<th>observed</th><th>threshold</th>" if measured else ""
     return (
-        "<table><thead><tr><th>gate</th><th>kind</th><th>status</th><th>observed</th>"
-        f"<th>threshold</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<table><thead><tr><th>gate</th><th>kind</th><th>status</th>{extra}"
+        f"</tr></thead><tbody>{rows}</tbody></table>"
     )
 
 

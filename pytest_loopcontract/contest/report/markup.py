@@ -32,6 +32,8 @@ from __future__ import annotations
 import html
 import re
 
+from pytest_loopcontract.idtext import readable_ids
+
 __all__ = [
     "ELLIPSIS",
     "code_block",
@@ -174,7 +176,8 @@ def mermaid_label(text: str, *, limit: int | None = 80) -> str:
 
 
 def _clean(text: str, *, keep_newlines: bool) -> str:
-    text = _NEWLINES.sub("\n", str(text)).replace("\t", " ")
+    text = readable_ids(str(text))  # node ids as the text they are (before the checks below)
+    text = _NEWLINES.sub("\n", text).replace("\t", " ")
     text = _INVISIBLE.sub("", text)
     text = _CONTROL.sub(_REPLACEMENT, text)
     if not keep_newlines:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from .collector import ResultCollector, WorkerMarks, loop_metric, write_results
+from .progress import CountWriter
 from .watch import PatchWatch
 
 __all__ = ["CONFIG_ENV", "EgressReporter", "ResultCollector", "loop_metric", "settings"]
@@ -93,6 +94,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     collector = LauncherCollector(config, str(launcher["raw"]), str(launcher["nonce"]))
     config.pluginmanager.register(collector, "loopcontract-collector")
+    if launcher.get("count"):  # someone watches: the live count (display only)
+        config.pluginmanager.register(CountWriter(str(launcher["count"])), "loopcontract-count")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
