@@ -45,6 +45,7 @@ from pytest_loopcontract.verifier.run_outcome import run_errors, run_findings
 from pytest_loopcontract.verifier.runner import PytestRun, RunSetup, prepare_run, run_pytest
 from pytest_loopcontract.verifier.sandbox import PROCESS, SandboxUnavailable
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
+from pytest_loopcontract.verifier.stale import stale_baseline, stale_verdict
 from pytest_loopcontract.verifier.tamper.checks import (
     RewardChecks,
     acceptance_nodeids,
@@ -451,8 +452,15 @@ def verify(
     target = verdict_path or StateDir.of(root).verdict
     setup, refusal = _prepare_setup(root, contract, baseline, python, target)
     candidate = read_candidate(root, baseline, candidate_ref)
-    session = _Session(root, baseline, contract, candidate, hidden, setup)
     nonce = secrets.token_hex(16)
+    stale = stale_baseline(root, baseline, candidate)
+    if stale is not None:  # another history's baseline: nothing of this tree is judged
+        document = stale_verdict(
+            contract, baseline, candidate, stale, nonce=nonce, started=(started, t0)
+        )
+        write_json_atomic(target, document)
+        return VerifyOutcome(document, target, time.monotonic() - t0, 0.0)
+    session = _Session(root, baseline, contract, candidate, hidden, setup)
     tree_bytes = tree_size(root, candidate.tree)
     scratch = make_scratch(tree_bytes=tree_bytes)
     private = Path(tempfile.mkdtemp(prefix="loopcontract-private-"))
