@@ -42,7 +42,8 @@ from pytest_loopcontract.contest.run_state import Candidate, RunState, retry_log
 from pytest_loopcontract.contest.scoring import run_status, sole_survivor
 from pytest_loopcontract.contest.screening import screen
 from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
-from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.contract.model import Contract, parse_contract
+from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import utc_now, write_text_atomic
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.baseline import (
@@ -52,6 +53,7 @@ from pytest_loopcontract.verifier.baseline import (
 )
 from pytest_loopcontract.verifier.verify import pinned_contract
 from pytest_loopcontract.verifier.workspace import WorkspaceError, git
+from pytest_loopcontract.words import plural
 
 __all__ = ["DEFAULT_LESSON_CHARS", "run_contest"]
 
@@ -77,9 +79,9 @@ def run_contest(
     contract = pinned_contract(root, baseline)
     seats = seats_from_contract(contract)
     if not seats:
-        raise ContestError(f"{baseline.contract_path}: the contract lists no seats (seats: [...])")
+        raise ContestError(_seatless(root, baseline, "lists no seats (seats: [...])"))
     if not any(s.generate for s in seats):
-        raise ContestError(f"{baseline.contract_path}: no seat has a generate command")
+        raise ContestError(_seatless(root, baseline, "has no seat with a generate command"))
 
     run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
     run_dir = paths.run_dir(run_id)
@@ -98,6 +100,27 @@ def run_contest(
             return _Run(state).execute()
     finally:
         ledger.close()
+
+
+def _seatless(root: Path, baseline: BaselineRecord, what: str) -> str:
+    """Why the contest has no seat to run, naming the pinned contract the contest reads.
+
+    A contest reads the contract pinned at baseline, not the file: seats added to the file
+    after ``baseline`` are not there yet, and "the contract lists no seats" beside a file that
+    lists them misleads."""
+    path = baseline.contract_path
+    pinned = f"{path}: the contract pinned at baseline (commit {baseline.commit[:12]}) {what}"
+    try:
+        current = parse_contract((root / path).read_bytes(), Path(path))
+    except (OSError, LoopContractError):
+        current = None
+    usable = [s for s in seats_from_contract(current) if s.generate] if current else []
+    if usable:
+        return (
+            f"{pinned}, while the file now lists {plural(len(usable), 'seat')} with a generate "
+            "command: commit the contract and run 'loop-contract baseline' to adopt it"
+        )
+    return f"{pinned}: add seats to the contract, commit it and run 'loop-contract baseline'"
 
 
 def _ensure_baseline(root: Path, contract_path: str | None) -> BaselineRecord:

@@ -330,3 +330,24 @@ def test_reported_spend_reaching_the_budget_stops_the_next_dispatch(tmp_path: Pa
     assert "budget exhausted: 50 tokens" in result["escalations"][0]["message"]
     events = [r.data for r in Ledger(StateDir.of(root).ledger).rows(kind="event")]
     assert {"event": "budget_exhausted", "budget": "tokens", "limit": 40, "spent": 50.0} in events
+
+
+def test_seats_added_after_baseline_name_the_pinned_contract(tmp_path: Path) -> None:
+    """The contest reads the pinned contract: seats the file gained since say what to run."""
+    root = make_project(tmp_path, [("g", "fa", "good", None)])
+    with_seats = (root / "loopcontract.yml").read_text("utf-8")
+    no_seats = with_seats.split("seats:\n", 1)[0] + "seats: []\n"
+    (root / "loopcontract.yml").write_text(no_seats, "utf-8")
+    git(root, "commit", "-q", "-am", "no seats yet")
+    assert run_cli(root, "baseline").returncode == 0
+    refused = run_cli(root, "contest", "run")
+    assert refused.returncode == 2
+    assert "pinned at baseline" in refused.stderr
+    assert "add seats to the contract" in refused.stderr
+    (root / "loopcontract.yml").write_text(with_seats, "utf-8")
+    git(root, "commit", "-q", "-am", "a seat")
+    refused = run_cli(root, "contest", "run")
+    assert refused.returncode == 2
+    assert "the file now lists 1 seat with a generate command" in refused.stderr
+    assert "run 'loop-contract baseline'" in refused.stderr
+    assert "Traceback" not in refused.stderr
