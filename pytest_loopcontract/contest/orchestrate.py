@@ -42,8 +42,7 @@ from pytest_loopcontract.contest.run_state import Candidate, RunState, retry_log
 from pytest_loopcontract.contest.scoring import run_status, sole_survivor
 from pytest_loopcontract.contest.screening import screen
 from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
-from pytest_loopcontract.contract.model import Contract, parse_contract
-from pytest_loopcontract.errors import LoopContractError
+from pytest_loopcontract.contract.model import Contract, working_copy
 from pytest_loopcontract.fsio import utc_now, write_text_atomic
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.baseline import (
@@ -79,9 +78,11 @@ def run_contest(
     contract = pinned_contract(root, baseline)
     seats = seats_from_contract(contract)
     if not seats:
-        raise ContestError(_seatless(root, baseline, "lists no seats (seats: [...])"))
+        raise ContestError(_seatless(root, baseline, contract, "lists no seats (seats: [...])"))
     if not any(s.generate for s in seats):
-        raise ContestError(_seatless(root, baseline, "has no seat with a generate command"))
+        raise ContestError(
+            _seatless(root, baseline, contract, "has no seat with a generate command")
+        )
 
     run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
     run_dir = paths.run_dir(run_id)
@@ -102,7 +103,7 @@ def run_contest(
         ledger.close()
 
 
-def _seatless(root: Path, baseline: BaselineRecord, what: str) -> str:
+def _seatless(root: Path, baseline: BaselineRecord, contract: Contract, what: str) -> str:
     """Why the contest has no seat to run, naming the pinned contract the contest reads.
 
     A contest reads the contract pinned at baseline, not the file: seats added to the file
@@ -110,10 +111,7 @@ def _seatless(root: Path, baseline: BaselineRecord, what: str) -> str:
     lists them misleads."""
     path = baseline.contract_path
     pinned = f"{path}: the contract pinned at baseline (commit {baseline.commit[:12]}) {what}"
-    try:
-        current = parse_contract((root / path).read_bytes(), Path(path))
-    except (OSError, LoopContractError):
-        current = None
+    current = working_copy(root, contract)
     usable = [s for s in seats_from_contract(current) if s.generate] if current else []
     if usable:
         return (

@@ -351,3 +351,29 @@ def test_seats_added_after_baseline_name_the_pinned_contract(tmp_path: Path) -> 
     assert "the file now lists 1 seat with a generate command" in refused.stderr
     assert "run 'loop-contract baseline'" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_lessons_say_where_the_contests_lessons_are_when_the_pinned_domain_moved(
+    tmp_path: Path,
+) -> None:
+    """The contest files a lesson under the pinned contract's domain; a later baseline adopts a
+    contract without it. ``lessons`` then says where this contract's lessons are."""
+    root = make_project(tmp_path, [("w", "fa", "wrong", None)], attempts=1)
+    first = contest(root)
+    assert first["lessons"]
+    text = (root / "loopcontract.yml").read_text("utf-8")
+    (root / "loopcontract.yml").write_text(text.replace("  domain: python.calc\n", ""), "utf-8")
+    git(root, "commit", "-q", "-am", "the contract loses its domain")
+    assert run_cli(root, "baseline").returncode == 0
+    found = run_cli(root, "lessons")
+    assert found.returncode == 0, found.stderr
+    assert "no lessons for contract.calc" in found.stdout
+    assert "sets no contest.domain" in found.stdout
+    assert "filed under python.calc (1 lesson)" in found.stdout
+    assert "loop-contract lessons --domain python.calc" in found.stdout
+    listed = run_cli(root, "lessons", "--domain", "python.calc")
+    assert "[python.calc]" in listed.stdout
+    (root / "loopcontract.yml").write_text(text, "utf-8")
+    again = run_cli(root, "lessons")
+    assert "loopcontract.yml now files lessons under python.calc" in again.stdout
+    assert "run 'loop-contract baseline'" in again.stdout
