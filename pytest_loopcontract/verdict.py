@@ -287,8 +287,8 @@ class VerdictView:
     document: Mapping[str, Any]
 
     def failing_tests(self) -> list[str]:
-        """Node ids of the tests that did not pass, in the verdict's order (either format of
-        the ``tests`` section)."""
+        """Node ids of the tests that failed or errored (not skipped, xfailed or deselected),
+        in the verdict's order (either format of the ``tests`` section)."""
         return failing_tests(self.document)
 
     def records(self) -> list[dict[str, Any]]:

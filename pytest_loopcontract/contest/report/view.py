@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_loopcontract.words import plural
+
 __all__ = [
     "AGENT_LABEL",
     "LINE",
@@ -38,6 +40,7 @@ __all__ = [
     "round_title",
     "score_text",
     "short_hash",
+    "spend_text",
     "tamper_codes",
     "whole",
     "with_unit",
@@ -301,6 +304,39 @@ def opt_str(value: Any) -> str | None:
 
 def score_text(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
+
+
+def spend_text(spend: Any) -> str:
+    """The run's reported spend in one line: the total, then each role, so a role that
+    reported nothing is named beside what the others reported (``result["spend"]``)."""
+    if not isinstance(spend, Mapping):
+        return "not recorded in this result"
+    roles = spend.get("by_role")
+    roles = roles if isinstance(roles, Mapping) else {}
+    count = sum(whole(r.get("dispatches")) for r in roles.values() if isinstance(r, Mapping))
+    parts = [
+        f"{role}: {_figures(figures)}, {_dispatches(whole(figures.get('dispatches')))}"
+        for role, figures in roles.items()
+        if isinstance(figures, Mapping)
+    ]
+    total = f"{_figures(spend)} over {_dispatches(count)}"
+    return f"{total} ({'; '.join(parts)})" if parts else total
+
+
+def _dispatches(count: int) -> str:
+    return plural(count, "dispatch", "dispatches")
+
+
+def _figures(figures: Mapping[str, Any]) -> str:
+    tokens, cost = figures.get("tokens"), figures.get("cost_usd")
+    has_tokens = isinstance(tokens, int) and not isinstance(tokens, bool)
+    has_cost = isinstance(cost, (int, float)) and not isinstance(cost, bool)
+    if not has_tokens and not has_cost:
+        return "not reported"
+    return (
+        f"{tokens if has_tokens else 'not reported'} tokens, "
+        f"{f'${cost:.4f}' if has_cost else 'cost not reported'}"
+    )
 
 
 def short_hash(value: Any, size: int = 12) -> str:
