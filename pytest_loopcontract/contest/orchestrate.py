@@ -249,7 +249,7 @@ class _Run:
                 state.event("retry_cap", attempts=attempt, cap=self.attempt_cap)
                 state.escalate(
                     "retry_cap",
-                    f"every candidate fell at the hard gate in {attempt} attempt(s); "
+                    f"every candidate fell at the hard gate in {plural(attempt, 'attempt')}; "
                     "a person must look at the task or the contract",
                 )
         return None

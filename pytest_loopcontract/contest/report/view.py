@@ -200,7 +200,7 @@ class ReportView:
         for judge in (self.matrix or {}).get("judges", []):
             status = str(judge.get("status", ""))
             if status != "ok" or whole(judge.get("discarded_cells")):
-                text = f"judge status {status}, {whole(judge.get('cells'))} cells kept, "
+                text = f"judge status {status}, {plural(whole(judge.get('cells')), 'cell')} kept, "
                 text += f"{whole(judge.get('discarded_cells'))} discarded"
                 if judge.get("note"):
                     text += f": {judge.get('note')}"
@@ -380,7 +380,7 @@ def next_action(view: ReportView) -> tuple[str, str | None]:
         return "escalated: a person must look at the escalations, then start again:", rerun
     if status == "no_winner":
         lessons = len(view.lessons())
-        kept = f"{lessons} lesson{'s' if lessons != 1 else ''} kept for the next session"
+        kept = f"{plural(lessons, 'lesson')} kept for the next session"
         return f"no candidate met the contract; {kept}; start again with:", rerun
     if status == "stopped":
         return "the run stopped before a decision; start again with:", rerun
