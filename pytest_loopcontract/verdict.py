@@ -19,6 +19,7 @@ from pytest_loopcontract.verdict_tests import failing_tests, pack_tests, verdict
 from pytest_loopcontract.verifier.gates import DodResult, GateResult
 
 __all__ = [
+    "BASELINE_STALE",
     "EXIT_AWAIT_HUMAN",
     "EXIT_BASELINE",
     "EXIT_BUDGET",
@@ -49,6 +50,10 @@ EXIT_AWAIT_HUMAN = 24
 EXIT_TAMPER = 25
 EXIT_CONTRACT_INVALID = 26
 EXIT_BASELINE = 27
+
+# The error a verdict carries when the baseline belongs to another history (verifier/stale.py):
+# not the candidate's failure but the baseline rule's, so it exits 27.
+BASELINE_STALE = "baseline_stale"
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,8 @@ def decide(
     if any(c.code == "checkpoint_pending" for c in checkpoints):
         return "fail", EXIT_AWAIT_HUMAN, reasons
     if errors:
-        return "error", EXIT_NOT_MET, reasons
+        stale = any(e.code == BASELINE_STALE for e in errors)
+        return "error", EXIT_BASELINE if stale else EXIT_NOT_MET, reasons
     if reasons:
         return "fail", EXIT_NOT_MET, reasons
     return "pass", EXIT_MET, [Reason("contract_met", "every DoD item and gate passed")]
@@ -287,8 +293,8 @@ class VerdictView:
     document: Mapping[str, Any]
 
     def failing_tests(self) -> list[str]:
-        """Node ids of the tests that did not pass, in the verdict's order (either format of
-        the ``tests`` section)."""
+        """Node ids of the tests that failed or errored (not skipped, xfailed or deselected),
+        in the verdict's order (either format of the ``tests`` section)."""
         return failing_tests(self.document)
 
     def records(self) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_loopcontract.idsets import pack_ids, unpack_ids
 
-__all__ = ["failing_tests", "pack_tests", "verdict_outcomes", "verdict_records"]
+__all__ = ["FAILING_OUTCOMES", "failing_tests", "pack_tests", "verdict_outcomes", "verdict_records"]
 
 
 def pack_tests(tests: Sequence[Mapping[str, Any]], *, durations: bool) -> dict[str, Any]:
@@ -70,17 +70,23 @@ def verdict_outcomes(verdict: Mapping[str, Any]) -> dict[str, str]:
     return {str(t["nodeid"]): str(t.get("outcome", "")) for t in verdict_records(verdict)}
 
 
+# What "failing" means wherever a verdict's failing tests are listed (the loop's history, its
+# progress key, a contest retry's prompt): a skipped, xfailed or deselected test did not pass,
+# but it did not fail either, and listing it as failing sends the agent after a green test.
+FAILING_OUTCOMES = frozenset({"failed", "error"})
+
+
 def failing_tests(verdict: Mapping[str, Any]) -> list[str]:
-    """The node ids of the tests that did not pass, in the verdict's order."""
+    """The node ids of the tests that failed or errored, in the verdict's order."""
     block = verdict.get("tests")
-    if isinstance(block, Mapping):  # format 2: the records are exactly those
+    if isinstance(block, Mapping):  # format 2: the records are those that did not pass
         block = block.get("records") or []
     if not isinstance(block, list):
         return []
     return [
         str(t["nodeid"])
         for t in block
-        if isinstance(t, Mapping) and "nodeid" in t and t.get("outcome") != "passed"
+        if isinstance(t, Mapping) and "nodeid" in t and t.get("outcome") in FAILING_OUTCOMES
     ]
 
 

@@ -9,7 +9,8 @@ retry (wrong on attempt 1, correct once the prompt says "Attempt 2"), hang, refu
 (writes into the repository root), lesson (slow unless the prompt carries a lesson about
 metric.calls).
 
-Judge behaviours (``judge.py BEHAVIOUR PACKET_FILE``): fair (scores from the gates), prose
+Judge behaviours (``judge.py BEHAVIOUR PACKET_FILE``): fair (scores from the gates), fair-paid
+(fair, and reports 7 tokens and $0.01), prose
 (never JSON), prose-once (prose, then valid on the repair request), wild (scores of 11 and -1
 for some cells, an unknown label), low (scores everything 1).
 """
@@ -98,6 +99,10 @@ for i, cand in enumerate(packet["candidates"]):
 if behaviour == "wild":
     scores.append({"candidate": "ZZ", "row": "evidence", "score": 5, "confidence": 0.5,
                    "evidence": "x", "rationale": "no such label"})
+if behaviour == "fair-paid":
+    import os
+    report = pathlib.Path(os.environ["LOOP_CONTRACT_REPORT"])
+    report.write_text(json.dumps({"tokens": 7, "cost_usd": 0.01}))
 print(json.dumps({"scores": scores}))
 """
 

@@ -27,6 +27,7 @@ PURE = [
     "pytest_loopcontract.contest.matrix_model",
     "pytest_loopcontract.contest.bracket",
     "pytest_loopcontract.loop.progress",
+    "pytest_loopcontract.words",
 ]
 IO_MODULES = {
     "os", "subprocess", "shutil", "socket", "sqlite3", "tempfile", "pathlib", "io", "time",

@@ -11,6 +11,9 @@ VERDICT: dict[str, Any] = {
         {"nodeid": "t::a", "outcome": "passed"},
         {"nodeid": "t::b", "outcome": "failed"},
         {"nodeid": "t::c", "outcome": "error"},
+        {"nodeid": "t::d", "outcome": "skipped"},
+        {"nodeid": "t::e", "outcome": "xfailed"},
+        {"nodeid": "t::f", "outcome": "deselected"},
     ],
     "dod": [
         {"id": "one", "status": "done", "tests": [{"nodeid": "t::a", "outcome": "passed"}]},

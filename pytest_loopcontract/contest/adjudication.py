@@ -29,6 +29,7 @@ from pytest_loopcontract.contest.screening import screen
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.standing import gate_summary
 from pytest_loopcontract.verifier.workspace import diff_text
+from pytest_loopcontract.words import plural
 
 __all__ = ["Judgement", "adjudicate"]
 
@@ -140,7 +141,9 @@ def _judged(state: RunState, outcome: JudgeOutcome) -> None:
             discarded_cells=len(outcome.discarded_cells),
             note=outcome.note[:500],
         )
-    state.progress.seat(outcome.seat, "judged", f"{outcome.status}, {len(outcome.cells)} cells")
+    state.progress.seat(
+        outcome.seat, "judged", f"{outcome.status}, {plural(len(outcome.cells), 'cell')}"
+    )
 
 
 def _rerun_dissents(

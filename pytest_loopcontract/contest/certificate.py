@@ -19,7 +19,9 @@ Payload (version 1)::
       "verdict": {"nonce": "<the winner's verification nonce>", "verdict": "pass",
                   "exit_code": 0},
       "winner": "claude",
-      "totals": {"tokens": 123456 | "not reported", "cost_usd": 1.25 | "not reported"},
+      "totals": {"tokens": 123456 | "not reported", "cost_usd": 1.25 | "not reported",
+                 "by_role": {"candidate": {"tokens": ..., "cost_usd": ..., "dispatches": 3},
+                             "judge": {...}}},
       "chain_head": "<64 hex: the ledger's last row_hash when issued>",
       "chain_seq": 42,
       "issued_at": "2026-11-29T12:00:00.000000Z"
@@ -214,7 +216,7 @@ def build_payload(
         "contract": {"id": contract_id, "sha256": contract_sha256},
         "verdict": {"nonce": nonce, "verdict": verdict, "exit_code": exit_code},
         "winner": winner,
-        "totals": ledger.totals(run_id, upto_seq=seq).as_payload(),
+        "totals": ledger.totals_payload(run_id, upto_seq=seq),
         "chain_head": head,
         "chain_seq": seq,
         "issued_at": issued_at or utc_stamp(),
@@ -315,8 +317,9 @@ def _ledger_mismatch(doc: dict[str, Any], ledger: Ledger) -> tuple[str, str] | N
             f"winner: the certificate says {doc['winner']!r}, the ledger's decision for run "
             f"{run_id!r} says {said}",
         )
-    totals = ledger.totals(run_id, upto_seq=seq).as_payload()
-    for name in ("tokens", "cost_usd"):
+    totals = ledger.totals_payload(run_id, upto_seq=seq)
+    # a certificate issued before totals had by_role is checked on the two figures it has
+    for name in ("tokens", "cost_usd", *(("by_role",) if "by_role" in doc["totals"] else ())):
         if totals[name] != doc["totals"][name]:
             return (
                 "ledger_mismatch",
@@ -365,6 +368,8 @@ def _payload_problem(doc: dict[str, Any]) -> str | None:
         or cost < 0
     ):
         return f"totals.cost_usd must be a number or {NOT_REPORTED!r}"
+    if not isinstance(totals.get("by_role", {}), dict):
+        return "totals.by_role must be an object"
     if not isinstance(doc["chain_head"], str) or not _HEX64.fullmatch(doc["chain_head"]):
         return "chain_head must be 64 lowercase hex digits"
     chain_seq = doc["chain_seq"]

@@ -21,6 +21,7 @@ from pytest_loopcontract.contest.seats import run_seat
 from pytest_loopcontract.contest.worktrees import CandidateError, add_worktree, capture_candidate
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.verifier.workspace import WorkspaceError, changed_paths, snapshot_worktree
+from pytest_loopcontract.words import plural
 
 __all__ = ["generate"]
 
@@ -127,4 +128,4 @@ def _capture(state: RunState, cand: Candidate, attempt: int) -> None:
         return
     cand.commit, cand.tree = captured.commit, captured.tree
     cand.changed = tuple(captured.changed_paths)
-    state.progress.seat(name, "generated", f"{len(cand.changed)} file(s) changed")
+    state.progress.seat(name, "generated", f"{plural(len(cand.changed), 'file')} changed")

@@ -29,6 +29,7 @@ from pytest_loopcontract.contest.matrix_model import Cell
 from pytest_loopcontract.contest.packets import JudgeBrief, build_packet, write_packet
 from pytest_loopcontract.contest.redaction import redact_secrets
 from pytest_loopcontract.contest.replies import DiscardedCell, ParsedReply, parse_reply
+from pytest_loopcontract.words import plural
 
 __all__ = [
     "ASK_STATUSES",
@@ -131,7 +132,7 @@ def run_judge(
         parsed, error = judge.parse(result)
         judge.attempt(number, "ok", error, result.stdout)
         if parsed is not None and parsed.error is None:
-            note = f"{len(parsed.discarded)} cell(s) discarded" if parsed.discarded else ""
+            note = f"{plural(len(parsed.discarded), 'cell')} discarded" if parsed.discarded else ""
             status = "ok" if number == 1 else "repaired"
             return judge.outcome(status, note, parsed.cells, parsed.discarded)
         previous = result.stdout or ""

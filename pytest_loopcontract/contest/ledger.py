@@ -66,6 +66,7 @@ from pytest_loopcontract.contest.ledger_verify import VerifyResult, link_problem
 from pytest_loopcontract.contest.run_lock import RunHolder, RunLock
 from pytest_loopcontract.contest.sqlite_file import SqliteFile, immediate
 from pytest_loopcontract.fsio import utc_stamp
+from pytest_loopcontract.words import plural
 
 __all__ = ["SCHEMA_VERSION", "Ledger", "verify_file"]
 
@@ -334,7 +335,9 @@ class Ledger(LedgerQueries, SqliteFile):
         walk = walk_chain(db, f"{_SELECT} ORDER BY seq")
         n = walk.expected - 1
         if walk.intact:
-            reason = f"ok: {n} rows seal" + (f", head {walk.prev[:16]}" if n else "")
+            reason = f"ok: {plural(n, 'row')} seal{'s' if n == 1 else ''}" + (
+                f", head {walk.prev[:16]}" if n else ""
+            )
             return VerifyResult(True, n, None, reason, walk.prev, tuple(warnings))
         reason = f"row {walk.seq} does not seal: {walk.problem or link_problem(walk)}"
         return VerifyResult(False, n, walk.seq, reason, walk.prev, tuple(warnings))

@@ -46,6 +46,10 @@ class Totals:
             "cost_usd": NOT_REPORTED if self.cost_usd is None else self.cost_usd,
         }
 
+    def as_role_payload(self) -> dict[str, Any]:
+        """One role's entry of ``totals.by_role``: the figures and how many dispatches."""
+        return {**self.as_payload(), "dispatches": self.dispatches}
+
 
 class WinRate(NamedTuple):
     """Decided runs won and decided runs taken part in; ``rate`` is None before any."""
@@ -102,6 +106,46 @@ class LedgerQueries:
             cost_usd=cost,
             dispatches=int(n),
         )
+
+    def totals_payload(self, run_id: str, *, upto_seq: int | None = None) -> dict[str, Any]:
+        """The run's spend as the certificate and the result document state it: the run's
+        reported tokens and cost ("not reported" unless every dispatch reported), and
+        ``by_role``, the same per role with the dispatch count, so a role that reported
+        nothing is named instead of hiding what the others reported."""
+        return {
+            **self.totals(run_id, upto_seq=upto_seq).as_payload(),
+            "by_role": {
+                role: figures.as_role_payload()
+                for role, figures in self.role_totals(run_id, upto_seq=upto_seq).items()
+            },
+        }
+
+    def role_totals(self, run_id: str, *, upto_seq: int | None = None) -> dict[str, Totals]:
+        """:meth:`totals` per dispatch role (``candidate``, ``judge``), in role order.
+
+        Why beside the run's totals: one judge that reports nothing makes the run's figure
+        "not reported"; per role, the candidates' reported spend still shows, and which role
+        did not report is named rather than hidden in one "not reported"."""
+        limit = MAX_TOKENS if upto_seq is None else upto_seq
+        by_role: dict[str, list[tuple[Any, Any]]] = {}
+        for payload, tokens, cost in self._db.execute(
+            "SELECT payload, tokens, cost_usd FROM rows "
+            "WHERE run_id = ? AND kind = 'dispatch' AND seq <= ? ORDER BY seq",
+            (run_id, limit),
+        ):
+            role = str(_payload(payload).get("role") or "unknown")
+            by_role.setdefault(role, []).append((tokens, cost))
+        out: dict[str, Totals] = {}
+        for role in sorted(by_role):
+            figures = by_role[role]
+            tokens_ok = all(t is not None for t, _ in figures)
+            cost_ok = all(c is not None for _, c in figures)
+            out[role] = Totals(
+                tokens=sum(int(t) for t, _ in figures) if tokens_ok else None,
+                cost_usd=math.fsum(float(c) for _, c in figures) if cost_ok else None,
+                dispatches=len(figures),
+            )
+        return out
 
     def _decisions(self) -> dict[str, tuple[str | None, str | None, dict[str, Any]]]:
         """Each run's latest decision: ``run_id -> (winner seat, winner family, payload)``."""

@@ -310,6 +310,17 @@ class LessonStore(SqliteFile):
         """Every stored lesson, by domain then id."""
         return self._lessons(self._read(f"{_SELECT} ORDER BY domain, id"))
 
+    def domains_of(self, contract_id: str) -> dict[str, int]:
+        """The domains the lessons of ``contract_id`` are filed under, with their counts: where
+        to look when the contract's domain holds none (the domain changed since they were
+        written)."""
+        rows = self._read(
+            "SELECT domain, count(*) FROM lessons WHERE contract_id = ? "
+            "GROUP BY domain ORDER BY domain",
+            (contract_id,),
+        )
+        return {str(domain): int(n) for domain, n in rows}
+
     def count(self) -> int:
         for (n,) in self._read("SELECT count(*) FROM lessons"):
             return int(n)

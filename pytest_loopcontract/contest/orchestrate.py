@@ -42,7 +42,7 @@ from pytest_loopcontract.contest.run_state import Candidate, RunState, retry_log
 from pytest_loopcontract.contest.scoring import run_status, sole_survivor
 from pytest_loopcontract.contest.screening import screen
 from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
-from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.contract.model import Contract, working_copy
 from pytest_loopcontract.fsio import utc_now, write_text_atomic
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.baseline import (
@@ -52,6 +52,7 @@ from pytest_loopcontract.verifier.baseline import (
 )
 from pytest_loopcontract.verifier.verify import pinned_contract
 from pytest_loopcontract.verifier.workspace import WorkspaceError, git
+from pytest_loopcontract.words import plural
 
 __all__ = ["DEFAULT_LESSON_CHARS", "run_contest"]
 
@@ -79,9 +80,11 @@ def run_contest(
     contract = pinned_contract(root, baseline)
     seats = seats_from_contract(contract)
     if not seats:
-        raise ContestError(f"{baseline.contract_path}: the contract lists no seats (seats: [...])")
+        raise ContestError(_seatless(root, baseline, contract, "lists no seats (seats: [...])"))
     if not any(s.generate for s in seats):
-        raise ContestError(f"{baseline.contract_path}: no seat has a generate command")
+        raise ContestError(
+            _seatless(root, baseline, contract, "has no seat with a generate command")
+        )
 
     run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
     run_dir = paths.run_dir(run_id)
@@ -100,6 +103,24 @@ def run_contest(
             return _Run(state).execute()
     finally:
         ledger.close()
+
+
+def _seatless(root: Path, baseline: BaselineRecord, contract: Contract, what: str) -> str:
+    """Why the contest has no seat to run, naming the pinned contract the contest reads.
+
+    A contest reads the contract pinned at baseline, not the file: seats added to the file
+    after ``baseline`` are not there yet, and "the contract lists no seats" beside a file that
+    lists them misleads."""
+    path = baseline.contract_path
+    pinned = f"{path}: the contract pinned at baseline (commit {baseline.commit[:12]}) {what}"
+    current = working_copy(root, contract)
+    usable = [s for s in seats_from_contract(current) if s.generate] if current else []
+    if usable:
+        return (
+            f"{pinned}, while the file now lists {plural(len(usable), 'seat')} with a generate "
+            "command: commit the contract and run 'loop-contract baseline' to adopt it"
+        )
+    return f"{pinned}: add seats to the contract, commit it and run 'loop-contract baseline'"
 
 
 def _ensure_baseline(root: Path, contract_path: str | None) -> BaselineRecord:
@@ -226,7 +247,7 @@ class _Run:
                 state.event("retry_cap", attempts=attempt, cap=self.attempt_cap)
                 state.escalate(
                     "retry_cap",
-                    f"every candidate fell at the hard gate in {attempt} attempt(s); "
+                    f"every candidate fell at the hard gate in {plural(attempt, 'attempt')}; "
                     "a person must look at the task or the contract",
                 )
         return None

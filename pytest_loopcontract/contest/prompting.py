@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.verdict import VerdictView
+from pytest_loopcontract.words import plural
 
 __all__ = ["contest_prompt", "retry_notes"]
 
@@ -85,7 +86,7 @@ def retry_notes(verdict: Mapping[str, Any]) -> list[str]:
     failing = [n for n in view.failing_tests() if n not in hidden]  # hidden tests stay unnamed
     notes.extend(f"test did not pass: {nodeid}" for nodeid in failing[:20])
     if len(failing) > 20:
-        notes.append(f"... and {len(failing) - 20} more tests")
+        notes.append(f"... and {plural(len(failing) - 20, 'more test')}")
     for reason in verdict.get("reasons") or []:
         if reason.get("code") not in (
             "hard_gate_failed",

@@ -74,6 +74,7 @@ def result_document(
             "head_seq": seq,
             "head": head,
         },
+        "spend": state.ledger.totals_payload(state.run_id, upto_seq=seq),
         "base": {"commit": state.baseline.commit, "branch": base_branch},
     }
 

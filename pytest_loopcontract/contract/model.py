@@ -34,6 +34,7 @@ __all__ = [
     "load_contract",
     "parse_contract",
     "parse_validated",
+    "working_copy",
 ]
 
 DEFAULT_CONTRACT_NAME = "loopcontract.yml"
@@ -212,6 +213,16 @@ def load_contract(path: str | Path) -> Contract:
     except OSError as exc:
         raise ContractError(f"cannot read contract: {exc.strerror}", file=str(p)) from None
     return parse_contract(data, p)
+
+
+def working_copy(root: Path, pinned: Contract) -> Contract | None:
+    """The pinned contract's file as it is now in ``root``'s work tree, or None when it cannot
+    be read or is invalid. Only for messages that say how the file and the pin differ: the
+    rules always come from the pin."""
+    try:
+        return parse_contract((root / pinned.path).read_bytes(), pinned.path)
+    except (OSError, ContractError):
+        return None
 
 
 def parse_contract(data: bytes, path: Path) -> Contract:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 
+from pytest_loopcontract.words import plural
+
 __all__ = ["diff_hash", "no_progress", "oscillating", "progress_key", "stalled"]
 
 EMPTY_DIFF_HASH = hashlib.sha256(b"").hexdigest()
@@ -47,7 +49,11 @@ def oscillating(keys: Sequence[str], span: int = 6) -> bool:
 def stalled(keys: Sequence[str], window: int, span: int = 6) -> str | None:
     """Why the loop should stop for lack of progress, or None."""
     if no_progress(keys, window):
-        return f"no progress: the same diff and failing tests {window} iterations in a row"
+        return (
+            f"no progress: the same diff and failing tests {plural(window, 'iteration')} in a row"
+        )
     if oscillating(keys, span):
-        return f"no progress: oscillating between two states over the last {span} iterations"
+        return (
+            f"no progress: oscillating between two states over the last {plural(span, 'iteration')}"
+        )
     return None

@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.verdict import VerdictView
+from pytest_loopcontract.words import plural
 
 __all__ = ["build_prompt", "substitute"]
 
@@ -46,7 +47,9 @@ def _dod_lines(contract: Contract, verdict: Mapping[str, Any] | None) -> list[st
             for test in shown[:MAX_FAILING_SHOWN]:
                 lines.append(f"    {test['outcome']}: {test['nodeid']}")
             if len(failing) > len(shown):
-                lines.append(f"    and {len(failing) - len(shown)} hidden acceptance test(s)")
+                lines.append(
+                    f"    and {plural(len(failing) - len(shown), 'hidden acceptance test')}"
+                )
         if item.hidden:
             lines.append("    (hidden acceptance tests also decide this item; you cannot see them)")
     return lines

@@ -14,6 +14,7 @@ from pytest_loopcontract.loop.progress import stalled
 from pytest_loopcontract.loop.records import Instant
 from pytest_loopcontract.verdict import (
     EXIT_AWAIT_HUMAN,
+    EXIT_BASELINE,
     EXIT_BUDGET,
     EXIT_ITERATION_CAP,
     EXIT_MET,
@@ -87,6 +88,14 @@ def post_turn_stop(
             EXIT_TAMPER,
             "stop",
             "tampering found: a person must look before the loop goes on",
+        )
+    if code == EXIT_BASELINE:
+        return Stop(
+            "baseline",
+            EXIT_BASELINE,
+            "stop",
+            "the baseline is stale (taken on another line of history): a person must run "
+            "'loop-contract baseline' before the loop goes on",
         )
     if code == EXIT_AWAIT_HUMAN:
         waiting = [

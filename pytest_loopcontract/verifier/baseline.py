@@ -62,6 +62,7 @@ from pytest_loopcontract.verifier.workspace import (
     tree_of,
     write_pinned,
 )
+from pytest_loopcontract.words import plural
 
 if TYPE_CHECKING:
     from pytest_loopcontract.verifier.runner import PytestRun, RunSetup
@@ -418,9 +419,10 @@ def _check_mode_rule(
     if contract.mode == "improve":
         failing = sorted(n for n, o in outcomes.items() if o in ("failed", "error"))
         if failing:
+            verb = "fails" if len(failing) == 1 else "fail"
             raise BaselineRefused(
-                f"improve mode needs a passing baseline, but {len(failing)} tests fail there: "
-                + ", ".join(failing[:5])
+                f"improve mode needs a passing baseline, but {plural(len(failing), 'test')} "
+                f"{verb} there: " + ", ".join(failing[:5])
             )
         return
     if not dod:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
+from pytest_loopcontract.words import plural
+
 __all__ = [
     "DodResult",
     "GateResult",
@@ -169,10 +171,15 @@ def evaluate_acceptance(gate_id: str, dod: Sequence[DodResult]) -> GateResult:
             gate_id,
             "acceptance",
             "fail",
-            f"{len(pending)} of {len(dod)} DoD items not done: {', '.join(pending)}",
+            f"{len(pending)} of {plural(len(dod), 'DoD item')} not done: {', '.join(pending)}",
             {"pending": pending, "failing": failing},
         )
-    return GateResult(gate_id, "acceptance", "pass", f"all {len(dod)} DoD items done")
+    return GateResult(
+        gate_id,
+        "acceptance",
+        "pass",
+        ("the one DoD item done" if len(dod) == 1 else f"all {len(dod)} DoD items done"),
+    )
 
 
 def evaluate_pass_to_pass(
@@ -192,7 +199,7 @@ def evaluate_pass_to_pass(
         rule = "no baseline: every non-acceptance test must pass"
     else:
         expected = list(pass_to_pass)
-        rule = f"{len(expected)} tests that passed at baseline"
+        rule = f"{plural(len(expected), 'test')} that passed at baseline"
     failing = {n: outcomes.get(n, "missing") for n in expected if outcomes.get(n) != "passed"}
     if failing:
         return GateResult(

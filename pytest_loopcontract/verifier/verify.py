@@ -46,6 +46,7 @@ from pytest_loopcontract.verifier.run_outcome import run_errors, run_findings
 from pytest_loopcontract.verifier.runner import PytestRun, RunSetup, prepare_run, run_pytest
 from pytest_loopcontract.verifier.sandbox import PROCESS, SandboxUnavailable
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
+from pytest_loopcontract.verifier.stale import stale_baseline, stale_verdict
 from pytest_loopcontract.verifier.tamper.checks import acceptance_nodeids, blob_reader
 from pytest_loopcontract.verifier.tamper.pins import crosscheck_findings, doctest_findings
 from pytest_loopcontract.verifier.tamper.vacuous import (
@@ -419,8 +420,15 @@ def verify(
         reading = pool.submit(read_candidate, root, baseline, candidate_ref)
         setup, refusal = _prepare_setup(root, contract, baseline, python, target)
         candidate = reading.result()
-    session = _Session(root, baseline, contract, candidate, hidden, setup)
     nonce = secrets.token_hex(16)
+    stale = stale_baseline(root, baseline, candidate)
+    if stale is not None:  # another history's baseline: nothing of this tree is judged
+        document = stale_verdict(
+            contract, baseline, candidate, stale, nonce=nonce, started=(started, t0)
+        )
+        write_json_atomic(target, document)
+        return VerifyOutcome(document, target, time.monotonic() - t0, 0.0)
+    session = _Session(root, baseline, contract, candidate, hidden, setup)
     scratch = make_scratch(tree_bytes=candidate.size)
     private = Path(tempfile.mkdtemp(prefix="loopcontract-private-"))
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-gather")

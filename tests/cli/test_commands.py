@@ -64,6 +64,13 @@ def test_commands_are_functions_of_plain_arguments(
 ) -> None:
     contract = tmp_path / "loopcontract.yml"
     assert init(str(contract), contract_id="demo", goal="ship it") == 0
+    # the scaffold is a draft: a fix contract needs a DoD item before check calls it ready
+    assert check(str(contract), as_json=True) == 26
+    out = capsys.readouterr().out
+    document = json.loads(out[out.index("{") :])
+    assert (document["valid"], document["error"]["field"]) == (False, "dod")
+    text = contract.read_text("utf-8").replace("dod: []", "dod: [{id: a, text: a, tests: [t]}]")
+    contract.write_text(text, "utf-8")
     assert check(str(contract), as_json=True) == 0
     out = capsys.readouterr().out
     document = json.loads(out[out.index("{") :])

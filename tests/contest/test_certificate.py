@@ -169,7 +169,8 @@ def b64(data: bytes) -> str:
 
 def test_round_trip_is_valid(ledger: Ledger, key: bytes) -> None:
     payload = make_payload(ledger)
-    assert payload["totals"] == {"tokens": 2000, "cost_usd": 0.75}
+    by_role = {"candidate": {"tokens": 2000, "cost_usd": 0.75, "dispatches": 2}}
+    assert payload["totals"] == {"tokens": 2000, "cost_usd": 0.75, "by_role": by_role}
     assert (payload["chain_seq"], payload["chain_head"]) == ledger.head()
     token = issue(payload, key)
     assert token.count(".") == 1 and "=" not in token
@@ -187,10 +188,27 @@ def test_not_reported_totals_survive_the_round_trip(tmp_path: Path, key: bytes) 
     with Ledger(tmp_path / "l.sqlite") as ledger:
         run_contest(ledger, report_tokens=False)
         payload = make_payload(ledger)
-        assert payload["totals"] == {"tokens": NOT_REPORTED, "cost_usd": 0.75}
+        by_role = {"candidate": {"tokens": NOT_REPORTED, "cost_usd": 0.75, "dispatches": 2}}
+        assert payload["totals"] == {"tokens": NOT_REPORTED, "cost_usd": 0.75, "by_role": by_role}
         check = verify(issue(payload, key), key, ledger=ledger)
         assert check.valid and check.payload is not None
         assert check.payload["totals"]["tokens"] == "not reported"
+
+
+def test_a_certificate_from_before_by_role_still_verifies(ledger: Ledger, key: bytes) -> None:
+    payload = make_payload(ledger)
+    del payload["totals"]["by_role"]
+    assert verify(issue(payload, key), key, ledger=ledger).valid
+
+
+def test_by_role_totals_that_disagree_with_the_ledger_are_a_mismatch(
+    ledger: Ledger, key: bytes
+) -> None:
+    payload = make_payload(ledger)
+    payload["totals"]["by_role"] = {"judge": payload["totals"]["by_role"]["candidate"]}
+    check = verify(issue(payload, key), key, ledger=ledger)
+    assert (check.valid, check.code) == (False, "ledger_mismatch")
+    assert "totals.by_role" in check.reason
 
 
 def test_tampered_payload_is_a_bad_signature(ledger: Ledger, key: bytes) -> None:

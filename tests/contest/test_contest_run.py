@@ -3,6 +3,7 @@ the real ledger; then the human gate through the real CLI."""
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 from pathlib import Path
@@ -14,6 +15,7 @@ from pytest_loopcontract.contest import certificate
 from pytest_loopcontract.contest.ledger import Ledger, verify_file
 from pytest_loopcontract.contest.orchestrate import run_contest
 from pytest_loopcontract.contest.report.schema import validate_result
+from pytest_loopcontract.contest.report.terminal import render_terminal
 from pytest_loopcontract.contest.results import contest_exit_code
 from pytest_loopcontract.statedir import StateDir
 from testing.contest_project import make_project, read_json
@@ -330,3 +332,103 @@ def test_reported_spend_reaching_the_budget_stops_the_next_dispatch(tmp_path: Pa
     assert "budget exhausted: 50 tokens" in result["escalations"][0]["message"]
     events = [r.data for r in Ledger(StateDir.of(root).ledger).rows(kind="event")]
     assert {"event": "budget_exhausted", "budget": "tokens", "limit": 40, "spent": 50.0} in events
+
+
+def test_seats_added_after_baseline_name_the_pinned_contract(tmp_path: Path) -> None:
+    """The contest reads the pinned contract: seats the file gained since say what to run."""
+    root = make_project(tmp_path, [("g", "fa", "good", None)])
+    with_seats = (root / "loopcontract.yml").read_text("utf-8")
+    no_seats = with_seats.split("seats:\n", 1)[0] + "seats: []\n"
+    (root / "loopcontract.yml").write_text(no_seats, "utf-8")
+    git(root, "commit", "-q", "-am", "no seats yet")
+    assert run_cli(root, "baseline").returncode == 0
+    refused = run_cli(root, "contest", "run")
+    assert refused.returncode == 2
+    assert "pinned at baseline" in refused.stderr
+    assert "add seats to the contract" in refused.stderr
+    (root / "loopcontract.yml").write_text(with_seats, "utf-8")
+    git(root, "commit", "-q", "-am", "a seat")
+    refused = run_cli(root, "contest", "run")
+    assert refused.returncode == 2
+    assert "the file now lists 1 seat with a generate command" in refused.stderr
+    assert "run 'loop-contract baseline'" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+def test_lessons_say_where_the_contests_lessons_are_when_the_pinned_domain_moved(
+    tmp_path: Path,
+) -> None:
+    """The contest files a lesson under the pinned contract's domain; a later baseline adopts a
+    contract without it. ``lessons`` then says where this contract's lessons are."""
+    root = make_project(tmp_path, [("w", "fa", "wrong", None)], attempts=1)
+    first = contest(root)
+    assert first["lessons"]
+    text = (root / "loopcontract.yml").read_text("utf-8")
+    (root / "loopcontract.yml").write_text(text.replace("  domain: python.calc\n", ""), "utf-8")
+    git(root, "commit", "-q", "-am", "the contract loses its domain")
+    assert run_cli(root, "baseline").returncode == 0
+    found = run_cli(root, "lessons")
+    assert found.returncode == 0, found.stderr
+    assert "no lessons for contract.calc" in found.stdout
+    assert "sets no contest.domain" in found.stdout
+    assert "filed under python.calc (1 lesson)" in found.stdout
+    assert "loop-contract lessons --domain python.calc" in found.stdout
+    listed = run_cli(root, "lessons", "--domain", "python.calc")
+    assert "[python.calc]" in listed.stdout
+    (root / "loopcontract.yml").write_text(text, "utf-8")
+    again = run_cli(root, "lessons")
+    assert "loopcontract.yml now files lessons under python.calc" in again.stdout
+    assert "run 'loop-contract baseline'" in again.stdout
+
+
+def _cert_payload(token: str) -> dict[str, Any]:
+    body = token.split(".", 1)[0]
+    data: dict[str, Any] = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    return data
+
+
+def test_judges_that_do_not_report_are_named_beside_what_the_seats_reported(
+    tmp_path: Path,
+) -> None:
+    """Every seat reports as a candidate, no judge does: the run's total is not reported, but
+    the candidates' figures show and the judges are named as the role that did not report."""
+    root = make_project(tmp_path, [("a", "fa", "good", "fair"), ("b", "fb", "good2", "fair")])
+    result = contest(root)
+    spend = result["spend"]
+    assert (spend["tokens"], spend["cost_usd"]) == ("not reported", "not reported")
+    candidate = spend["by_role"]["candidate"]
+    assert (candidate["tokens"], candidate["dispatches"]) == (220, 2)
+    assert candidate["cost_usd"] == pytest.approx(0.0022)
+    judge = spend["by_role"]["judge"]
+    assert (judge["tokens"], judge["cost_usd"]) == ("not reported", "not reported")
+    assert _cert_payload(result["certificate"])["totals"] == spend
+    text = render_terminal(result)
+    assert "spend: not reported over 4 dispatches" in text
+    assert "candidate: 220 tokens, $0.0022, 2 dispatches" in text
+    assert "judge: not reported, 2 dispatches" in text
+
+
+def test_reported_spend_totals_in_the_certificate_and_the_terminal_report(
+    tmp_path: Path,
+) -> None:
+    """Seats and judges report: the real `contest run` prints the spend, the certificate's
+    totals are numbers that `cert verify` checks against the ledger."""
+    root = make_project(
+        tmp_path, [("a", "fa", "good", "fair-paid"), ("b", "fb", "good2", "fair-paid")]
+    )
+    assert run_cli(root, "baseline").returncode == 0
+    ran = run_cli(root, "contest", "run", "--quiet")
+    assert ran.returncode == 24, ran.stderr
+    assert (
+        "spend: 234 tokens, $0.0222 over 4 dispatches (candidate: 220 tokens, $0.0022, "
+        "2 dispatches; judge: 14 tokens, $0.0200, 2 dispatches)"
+    ) in ran.stdout
+    (result_file,) = (root / ".loop-contract" / "contest").glob("*/result.json")
+    result = read_json(result_file)
+    totals = _cert_payload(result["certificate"])["totals"]
+    assert totals["tokens"] == 234 and totals["cost_usd"] == pytest.approx(0.0222)
+    assert totals["by_role"]["judge"] == {"tokens": 14, "cost_usd": 0.02, "dispatches": 2}
+    cert = run_cli(
+        root, "cert", "verify", result["certificate"], "--ledger", ".loop-contract/ledger.sqlite"
+    )
+    assert cert.returncode == 0 and "VALID" in cert.stdout

@@ -258,7 +258,7 @@ def test_bad_cells_are_discarded_the_rest_count(tmp_path: Path) -> None:
     assert "rationale" in reasons[2]
     assert "unknown candidate label 'Q'" in reasons[3]
     assert "unknown row 'style'" in reasons[4]
-    assert outcome.note == "5 cell(s) discarded"
+    assert outcome.note == "5 cells discarded"
     assert len(ask.packets) == 1  # a bad cell is not a bad reply: no repair
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sqlite3
 import subprocess
@@ -75,6 +76,14 @@ def test_add_lookup_and_persistence(store: LessonStore, path: Path) -> None:
         assert again.lookup("py", ()) == [lesson]
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_domains_of_a_contract_count_its_lessons_per_domain(store: LessonStore) -> None:
+    other = dataclasses.replace(make("py.text", "other contract"), contract_id="d")
+    store.add([make("py.num", "one"), make("py.num", "two"), make("py.text", "three"), other])
+    assert store.domains_of("c") == {"py.num": 2, "py.text": 1}
+    assert store.domains_of("d") == {"py.text": 1}
+    assert store.domains_of("nobody") == {}
 
 
 def test_a_repeat_bumps_seen_and_takes_the_newer_run(store: LessonStore) -> None:

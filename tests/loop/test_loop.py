@@ -24,6 +24,8 @@ from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.records import Record
 from testing.loop_project import STATE, fast_contract, make_repo, write_agent
 from testing.repos import ROOT, CLIResult, assert_valid_verdict, git, run_cli
+from testing.verifier_project import contract as mini_contract
+from testing.verifier_project import make_repo as make_mini
 
 SCRIPTED = ROOT / "examples" / "agents" / "scripted_agent.py"
 DEADLINE = 120.0  # seconds a helper waits for a subprocess event before failing the test
@@ -857,3 +859,22 @@ def test_history_is_a_valid_chain_after_every_kind_of_stop(repo: Path) -> None:
     assert found.ok, found.messages()
     assert [r.kind for r in found.records if r.kind == "loop_started"] == ["loop_started"] * 2
     assert [s["reason"] for s in stops(repo)] == ["tamper", "met"]
+
+
+def test_the_historys_failing_list_leaves_skipped_tests_out(tmp_path: Path) -> None:
+    """A skipped test did not pass, but it did not fail: the history lists failures only."""
+    skipped = "import pytest\n\n\n@pytest.mark.skip(reason='later')\ndef test_later():\n    pass\n"
+    repo = make_mini(
+        tmp_path / "mini",
+        **{"loopcontract.yml": mini_contract() + "budget: {iterations: 1}\n"},
+        **{"tests/test_later.py": skipped},
+    )
+    assert run_cli(repo, "baseline").returncode == 0
+    agent = write_agent(tmp_path, "idle", "pass\n")
+    result = loop(repo, "--", sys.executable, str(agent), "{prompt}")
+    assert result.returncode == 23, result.stdout + result.stderr
+    (iteration,) = [r.data for r in records(repo, "iteration")]
+    assert iteration["failing"] == ["tests/test_core.py::test_triple"]
+    assert "tests/test_later.py::test_later" in {
+        t["nodeid"] for t in verdict_on_disk(repo)["tests"]["records"] if t["outcome"] == "skipped"
+    }

@@ -111,7 +111,8 @@ def test_a_60000_test_baseline_and_verdict_stay_under_5_mb(tmp_path: Path) -> No
     assert verdict["summary"]["total"] == 60_000
     expected = {n: "passed" if i < ACCEPTANCE else outcome_of(i) for i, n in enumerate(ids)}
     assert verdict_outcomes(verdict) == expected
-    assert sorted(failing_tests(verdict)) == sorted(n for n, o in expected.items() if o != "passed")
+    failing = sorted(n for n, o in expected.items() if o in ("failed", "error"))
+    assert sorted(failing_tests(verdict)) == failing  # skipped tests are not failing
     assert count_ids(verdict["baseline"]["pass_to_pass"]) == len(record.pass_to_pass)
     assert "durations" not in verdict["tests"]  # no duration gate: no durations of passes
 

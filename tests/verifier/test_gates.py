@@ -95,7 +95,14 @@ def test_only_passed_counts(outcome: str) -> None:
 def test_acceptance_and_pass_to_pass() -> None:
     dod = gates.evaluate_dod([Item("a", "A", ("t::a",))], {"t::a": "passed"}, {})
     assert gates.evaluate_acceptance("acc", dod).status == "pass"
+    assert gates.evaluate_acceptance("acc", dod).message == "the one DoD item done"
     assert gates.evaluate_acceptance("acc", []).status == "fail"
+    two = gates.evaluate_dod(
+        [Item("a", "A", ("t::a",)), Item("b", "B", ("t::b",))], {"t::a": "passed"}, {}
+    )
+    assert gates.evaluate_acceptance("acc", two).message.startswith("1 of 2 DoD items not done")
+    one = gates.evaluate_dod([Item("b", "B", ("t::b",))], {}, {})
+    assert gates.evaluate_acceptance("acc", one).message.startswith("1 of 1 DoD item not done")
     outcomes = {"t::a": "passed", "t::b": "failed", "t::c": "passed"}
     with_baseline = gates.evaluate_pass_to_pass("p2p", outcomes, ["t::c", "t::gone"], ["t::a"])
     assert with_baseline.status == "fail"

@@ -124,7 +124,7 @@ def test_visible_only_fix_fails_the_hidden_test(repo: Path) -> None:
     contract = load_contract(repo / "loopcontract.yml")
     prompt = build_prompt(contract, iteration=2, verdict=verdict)
     assert SECRET not in prompt and "test_hidden_add" not in prompt and "add(3, 4)" not in prompt
-    assert "1 hidden acceptance test(s)" in prompt
+    assert "and 1 hidden acceptance test\n" in prompt
     assert not [n for n in retry_notes(verdict) if "test_hidden_add" in n]
 
     tree = snapshot_worktree(repo)

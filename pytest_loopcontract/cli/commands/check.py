@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.contract.model import Contract, load_contract
+from pytest_loopcontract.contract.readiness import readiness_error
 from pytest_loopcontract.errors import CommandError, ContractError
+from pytest_loopcontract.verifier.workspace import WorkspaceError, find_repo
+from pytest_loopcontract.words import plural
 
 __all__ = ["check"]
 
@@ -13,6 +18,9 @@ def check(contract: str, *, as_json: bool = False) -> int:
     """0 and a summary for a valid contract; exit 26 and the located error for an invalid one."""
     try:
         loaded = load_contract(contract)
+        problem = readiness_error(loaded, Path(contract).read_bytes(), _tree(Path(contract)))
+        if problem is not None:
+            raise problem
     except ContractError as exc:
         if not as_json:
             # the answer to "is it valid?", so shown without the "contract invalid:" label
@@ -24,10 +32,20 @@ def check(contract: str, *, as_json: bool = False) -> int:
     else:
         print(
             f"{contract}: valid (id {loaded.id}, mode {loaded.mode}, "
-            f"{len(loaded.dod)} DoD items, {len(loaded.hard_gates)} hard and "
-            f"{len(loaded.measured_gates)} measured gates)"
+            f"{plural(len(loaded.dod), 'DoD item')}, {len(loaded.hard_gates)} hard and "
+            f"{plural(len(loaded.measured_gates), 'measured gate')})"
         )
     return 0
+
+
+def _tree(contract: Path) -> Path:
+    """Where the ``dod`` markers are looked for: the repository holding the contract, else the
+    contract's folder."""
+    folder = contract.resolve().parent
+    try:
+        return find_repo(folder)
+    except WorkspaceError:
+        return folder
 
 
 def _located(exc: ContractError) -> dict[str, object]:

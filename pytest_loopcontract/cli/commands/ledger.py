@@ -9,6 +9,7 @@ from pytest_loopcontract.contest.ledger import verify_file
 from pytest_loopcontract.contest.ledger_verify import VerifyResult
 from pytest_loopcontract.errors import CommandError
 from pytest_loopcontract.verdict import EXIT_TAMPER
+from pytest_loopcontract.words import plural
 
 __all__ = ["verify"]
 
@@ -37,7 +38,9 @@ def verify(ledger: str, *, as_json: bool = False) -> int:
 
 def _print_text(path: Path, result: VerifyResult) -> None:
     if result.ok:
-        print(f"{path}: {result.rows_checked} rows seal; head {result.head}")
+        rows = result.rows_checked
+        seal = "seals" if rows == 1 else "seal"
+        print(f"{path}: {plural(rows, 'row')} {seal}; head {result.head}")
     else:
         where = f"row {result.first_bad_seq}" if result.first_bad_seq is not None else "file"
         print(f"{path}: BROKEN at {where}: {result.reason}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.cli.output import print_json
@@ -13,7 +14,9 @@ from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.lessons.prompt import prompt_block
 from pytest_loopcontract.contest.orchestrate import DEFAULT_LESSON_CHARS
 from pytest_loopcontract.contest.panel import lesson_scope
+from pytest_loopcontract.contract.model import Contract, working_copy
 from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.words import plural
 
 __all__ = ["lessons"]
 
@@ -33,19 +36,52 @@ def lessons(
     root = repo_root()
     settings: dict[str, Any] = {}
     scope_tags = tuple(tags or ())
+    contract: Contract | None = None
     if domain is None:
         contract = adopted_contract(root)
         settings = dict(contract.contest)
-        domain, contract_tags = lesson_scope(contract)
+        domain, contract_tags = lesson_scope(contract)  # the contest's own scope
         scope_tags = scope_tags if tags is not None else contract_tags
     cap = chars if chars is not None else int(settings.get("lesson_chars", DEFAULT_LESSON_CHARS))
     path = StateDir.of(root).lessons
     ranked: list[Lesson] = []
+    elsewhere: dict[str, int] = {}
     if path.exists():
         with LessonStore(path) as store:
             ranked = store.lookup(domain, scope_tags)
+            if not ranked and contract is not None:
+                elsewhere = store.domains_of(contract.id)
     _print(ranked, fmt, domain, cap)
+    if fmt == "text" and not ranked and contract is not None:
+        for line in _why_none(root, contract, elsewhere):
+            print(line)
     return 0
+
+
+def _why_none(root: Path, contract: Contract, elsewhere: dict[str, int]) -> list[str]:
+    """Why the default domain holds no lessons: where it came from, where this contract's
+    lessons are filed instead, and whether the contract file names another domain than the
+    pin (the contest files and looks up lessons under the pinned contract's domain)."""
+    named = contract.contest.get("domain")
+    lines = [
+        "  (the contest.domain of the contract pinned at baseline)"
+        if named
+        else "  (the contract pinned at baseline sets no contest.domain: contract.<id>)"
+    ]
+    if elsewhere:
+        where = ", ".join(f"{d} ({plural(n, 'lesson')})" for d, n in elsewhere.items())
+        first = next(iter(elsewhere))
+        lines.append(
+            f"  lessons of contract {contract.id!r} are filed under {where}: list them with "
+            f"'loop-contract lessons --domain {first}'"
+        )
+    current = working_copy(root, contract)
+    if current is not None and lesson_scope(current)[0] != lesson_scope(contract)[0]:
+        lines.append(
+            f"  {contract.path.as_posix()} now files lessons under {lesson_scope(current)[0]}: "
+            "commit it and run 'loop-contract baseline' to adopt it"
+        )
+    return lines
 
 
 def _print(ranked: Sequence[Lesson], fmt: str, domain: str, cap: int) -> None:

@@ -26,6 +26,7 @@ from pytest_loopcontract.contest.lessons.evidence import (
     with_unit,
 )
 from pytest_loopcontract.contest.lessons.model import Draft
+from pytest_loopcontract.words import plural
 
 __all__ = [
     "error_draft",
@@ -129,7 +130,7 @@ def tamper_draft(verdict: Mapping[str, Any]) -> Draft | None:
     return Draft(
         gate="tamper",
         kind="tamper",
-        what=f"tampering found: {len(findings)} finding(s), first {code}"
+        what=f"tampering found: {plural(len(findings), 'finding')}, first {code}"
         + (f" at {path}" if path else ""),
         evidence=first_few(listed),
         cause=cause.format(path=where, code=code),
@@ -192,7 +193,8 @@ def _acceptance(
 def _tests(gate: Mapping[str, Any], kind: str, gate_id: str, status: str, did: str) -> Draft:
     failing = failing_pairs(gate.get("failing"))
     if kind == "pass_to_pass":
-        what = f"regression gate {gate_id} {did}: {len(failing)} tests that passed at baseline"
+        broken = plural(len(failing), "test")
+        what = f"regression gate {gate_id} {did}: {broken} that passed at baseline"
         cause = "the change broke behaviour that other tests rely on"
         rule = (
             f"keep every test that passed at baseline passing ({gate_id}); "

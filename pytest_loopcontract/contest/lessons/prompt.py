@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from pytest_loopcontract.contest.lessons.evidence import one_line
 from pytest_loopcontract.contest.lessons.model import EVIDENCE_CHARS, RULE_CHARS, Lesson
+from pytest_loopcontract.words import plural
 
 __all__ = [
     "HEADER",
@@ -61,7 +62,9 @@ def prompt_block(
         raise ValueError(f"cap_chars must be an integer >= 0, got {cap_chars!r}")
     count = len(ranked) if total is None else total
     if count < len(ranked):
-        raise ValueError(f"total ({total}) is smaller than the {len(ranked)} lessons given")
+        raise ValueError(
+            f"total ({total}) is smaller than the {plural(len(ranked), 'lesson')} given"
+        )
     if count == 0:
         return PromptBlock("", 0, 0)
     best = -1

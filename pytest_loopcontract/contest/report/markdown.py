@@ -21,6 +21,7 @@ from pytest_loopcontract.contest.report.markup import (
     mermaid_label,
 )
 from pytest_loopcontract.contest.report.view import Dissent, ReportView, Result
+from pytest_loopcontract.words import plural
 
 __all__ = ["MARKDOWN_MAX_CHARS", "render_markdown"]
 
@@ -360,7 +361,7 @@ def _md_rationales(view: ReportView) -> str:
         ["judge", "candidate", "row", "score", "confidence", "evidence", "rationale"], rows
     )
     return (
-        f"<details><summary>Judges' rationales ({len(cells)} cells)</summary>\n\n"
+        f"<details><summary>Judges' rationales ({plural(len(cells), 'cell')})</summary>\n\n"
         f"{table}\n\n</details>"
     )
 

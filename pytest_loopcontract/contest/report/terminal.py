@@ -148,6 +148,7 @@ def _footer(view: ReportView) -> list[str]:
         f"ledger: {_t(ledger.get('path', ''))} head seq {rv.whole(ledger.get('head_seq'))} "
         f"{rv.short_hash(ledger.get('head'))}",
         f"certificate: {'present' if view.r.get('certificate') else 'none'}",
+        f"spend: {_t(rv.spend_text(view.r.get('spend')), rv.LONG)}",
     ]
 
 

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_loopcontract.words import plural
+
 __all__ = [
     "AGENT_LABEL",
     "LINE",
@@ -38,6 +40,7 @@ __all__ = [
     "round_title",
     "score_text",
     "short_hash",
+    "spend_text",
     "tamper_codes",
     "whole",
     "with_unit",
@@ -197,7 +200,7 @@ class ReportView:
         for judge in (self.matrix or {}).get("judges", []):
             status = str(judge.get("status", ""))
             if status != "ok" or whole(judge.get("discarded_cells")):
-                text = f"judge status {status}, {whole(judge.get('cells'))} cells kept, "
+                text = f"judge status {status}, {plural(whole(judge.get('cells')), 'cell')} kept, "
                 text += f"{whole(judge.get('discarded_cells'))} discarded"
                 if judge.get("note"):
                     text += f": {judge.get('note')}"
@@ -303,6 +306,39 @@ def score_text(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+def spend_text(spend: Any) -> str:
+    """The run's reported spend in one line: the total, then each role, so a role that
+    reported nothing is named beside what the others reported (``result["spend"]``)."""
+    if not isinstance(spend, Mapping):
+        return "not recorded in this result"
+    roles = spend.get("by_role")
+    roles = roles if isinstance(roles, Mapping) else {}
+    count = sum(whole(r.get("dispatches")) for r in roles.values() if isinstance(r, Mapping))
+    parts = [
+        f"{role}: {_figures(figures)}, {_dispatches(whole(figures.get('dispatches')))}"
+        for role, figures in roles.items()
+        if isinstance(figures, Mapping)
+    ]
+    total = f"{_figures(spend)} over {_dispatches(count)}"
+    return f"{total} ({'; '.join(parts)})" if parts else total
+
+
+def _dispatches(count: int) -> str:
+    return plural(count, "dispatch", "dispatches")
+
+
+def _figures(figures: Mapping[str, Any]) -> str:
+    tokens, cost = figures.get("tokens"), figures.get("cost_usd")
+    has_tokens = isinstance(tokens, int) and not isinstance(tokens, bool)
+    has_cost = isinstance(cost, (int, float)) and not isinstance(cost, bool)
+    if not has_tokens and not has_cost:
+        return "not reported"
+    return (
+        f"{tokens if has_tokens else 'not reported'} tokens, "
+        f"{f'${cost:.4f}' if has_cost else 'cost not reported'}"
+    )
+
+
 def short_hash(value: Any, size: int = 12) -> str:
     return str(value or "")[:size] or "-"
 
@@ -344,7 +380,7 @@ def next_action(view: ReportView) -> tuple[str, str | None]:
         return "escalated: a person must look at the escalations, then start again:", rerun
     if status == "no_winner":
         lessons = len(view.lessons())
-        kept = f"{lessons} lesson{'s' if lessons != 1 else ''} kept for the next session"
+        kept = f"{plural(lessons, 'lesson')} kept for the next session"
         return f"no candidate met the contract; {kept}; start again with:", rerun
     if status == "stopped":
         return "the run stopped before a decision; start again with:", rerun

@@ -19,6 +19,7 @@ from pytest_loopcontract.verifier.sensors.protocol import (
     SensorContext,
     Unavailable,
 )
+from pytest_loopcontract.words import plural
 
 __all__ = ["duration_source", "tests_source"]
 
@@ -44,7 +45,10 @@ def _duration_total(gate: MeasuredGate, ctx: SensorContext) -> Observation:
     ran = _timed_tests(ctx)
     total = math.fsum(test.duration for test in ran)
     return Observation(
-        total, "ok", f"sum of the durations of {len(ran)} tests that ran", {"tests": len(ran)}
+        total,
+        "ok",
+        f"sum of the durations of {plural(len(ran), 'test')} that ran",
+        {"tests": len(ran)},
     )
 
 
@@ -74,7 +78,8 @@ def _tests_count(gate: MeasuredGate, ctx: SensorContext) -> Observation:
     return Observation(
         float(ran),
         "ok",
-        f"{ran} tests ran (passed, failed, error, xfailed or xpassed) of {len(ctx.tests)} recorded",
+        f"{plural(ran, 'test')} ran (passed, failed, error, xfailed or xpassed) of "
+        f"{len(ctx.tests)} recorded",
         {"outcomes": dict(sorted(outcomes.items()))},
     )
 
