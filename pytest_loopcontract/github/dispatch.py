@@ -34,12 +34,12 @@ from pytest_loopcontract.contest.lessons.prompt import prompt_block
 from pytest_loopcontract.contest.lessons.ranking import rank_lessons
 from pytest_loopcontract.contest.panel import lesson_scope
 from pytest_loopcontract.contest.prompting import retry_notes
+from pytest_loopcontract.contest.worktrees import BRANCH_PREFIX
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.github.contest_state import read_state
 from pytest_loopcontract.github.decide import LESSONS_PATH
 from pytest_loopcontract.github.events import is_valid_id
-from pytest_loopcontract.contest.worktrees import BRANCH_PREFIX
 from pytest_loopcontract.github.review_gate import COUNTING_PERMISSIONS
 from pytest_loopcontract.github.state_branch import read_file
 

@@ -32,9 +32,9 @@ from pytest_loopcontract.contest.worktrees import branch_name
 from pytest_loopcontract.github.dispatch import DispatchError, round_marker
 from pytest_loopcontract.github.dispatch_seat import BUNDLE, RECORD
 from pytest_loopcontract.github.pulls import is_commit_sha
-from pytest_loopcontract.verifier.workspace import WorkspaceError, git
+from pytest_loopcontract.verifier.workspace import git
 
-__all__ = ["MAX_BUNDLE_BYTES", "Proposal", "pull_body", "propose", "read_record"]
+__all__ = ["MAX_BUNDLE_BYTES", "Proposal", "propose", "pull_body", "read_record"]
 
 log = logging.getLogger("loopcontract.github")
 
