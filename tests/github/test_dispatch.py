@@ -317,3 +317,42 @@ def test_propose_refuses_a_bundle_that_is_not_one_commit_on_the_base(
         )
     assert gh.pull_numbers() == []
     assert git(scene["origin"], "branch", "--list", "loop-contract/*").strip() == ""
+
+
+def test_a_candidate_that_changes_a_workflow_is_not_pushed(
+    tmp_path: Path, scene: dict[str, Any], gh: FakeGitHub
+) -> None:
+    """The GITHUB_TOKEN cannot push workflow files; propose says so instead of failing late."""
+    contract = load_contract(str(scene["root"] / "loopcontract.yml"))
+    seat_ws = checkout(scene, tmp_path / "seat-ws")
+    out = tmp_path / "artifact"
+    run_dispatched_seat(
+        seat_ws,
+        contract=contract,
+        seat_name="gamma",
+        base_sha=scene["base"],
+        context={"round": 1, "run": "9"},
+        work=tmp_path / "work",
+        out=out,
+        environ={},
+    )
+    worktree = tmp_path / "work" / "worktrees" / "gamma"
+    (worktree / ".github" / "workflows").mkdir(parents=True)
+    (worktree / ".github" / "workflows" / "x.yml").write_text("on: push\n")
+    git(worktree, "add", "-A")
+    git(worktree, "commit", "-q", "--amend", "--no-edit")
+    branch = "loop-contract/calc/gamma"
+    git(worktree, "bundle", "create", str(out / BUNDLE), f"{scene['base']}..{branch}")
+    done = propose(
+        repo_of(gh),
+        checkout(scene, tmp_path / "propose-ws"),
+        contract_id="calc",
+        seat="gamma",
+        folder=out,
+        base_sha=scene["base"],
+        token="t",
+        server_url="https://github.com",
+    )
+    assert done.action == "skipped" and "workflow" in done.why
+    assert gh.pull_numbers() == []
+    assert git(scene["origin"], "branch", "--list", "loop-contract/*").strip() == ""
