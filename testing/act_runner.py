@@ -129,7 +129,8 @@ class ActScene:
             cmd += ["-s", f"{key}={value}"]
         for key, value in step_env.items():
             cmd += ["--env", f"{key}={value}"]
-        cmd += self.stand_in_mappings([cwd / workflow])
+        pinned = [*(cwd / ".github" / "workflows").glob("*.yml"), cwd / "action" / "action.yml"]
+        cmd += self.stand_in_mappings([p for p in pinned if p.is_file()])
         tools = {str(Path(shutil.which(t) or "/usr/bin/" + t).parent) for t in ("git", "bash")}
         env = {
             "PATH": os.pathsep.join([*sorted(tools), "/usr/local/bin", "/usr/bin", "/bin"]),

@@ -72,10 +72,10 @@ Observation and faults:
   so it may itself call the server) when the next matching request arrives, before it is
   handled: the way to stage a deterministic race.
 
-Endpoints: repos; branches/{b}; pulls (list with state/head/base, paginated; create; edit), pull, pull files
-(paginated; ``set_pull_files``), commit pulls, commit; ``GET /user`` (403 "Resource not
-accessible by integration" for the bot's installation token, like GitHub); issue; issue
-comments (list paginated, create, get, edit, delete); statuses
+Endpoints: repos; branches/{b}; pulls (list with state/head/base, paginated; create; edit),
+pull, pull files (paginated; ``set_pull_files``), commit pulls, commit; ``GET /user`` (403
+"Resource not accessible by integration" for the bot's installation token, like GitHub); issue;
+issue comments (list paginated, create, get, edit, delete); statuses
 (create, list, combined); reviews (paginated); collaborator permission; users; git
 refs/commits/trees/blobs; contents (GET, and PUT create/update: 409 on a stale ``sha``, 404
 "Branch ... not found"); actions runs, run artifacts, artifact, artifact zip. Pagination:

@@ -95,9 +95,16 @@ def trigger_of(
     """The requester and contract path of a dispatch event, or None when the event does not
     ask for a contest (another comment, a comment on a pull request, an edited comment).
 
-    ``workflow_dispatch``: the sender, and the ``contract`` input. ``issue_comment``: the
-    comment's author, and the word after ``/contest`` (default ``default_contract``)."""
+    ``workflow_dispatch``: the sender, and the ``contract`` input; run on another branch than
+    the default one, a :class:`DispatchError`. ``issue_comment``: the comment's author, and
+    the word after ``/contest`` (default ``default_contract``)."""
     if event_name == "workflow_dispatch":
+        default = str((event.get("repository") or {}).get("default_branch") or "")
+        if default and event.get("ref") != f"refs/heads/{default}":
+            raise DispatchError(
+                f"the dispatch ran on {event.get('ref')}: the contract is read from the default "
+                f"branch, so run the workflow on {default}"
+            )
         inputs = event.get("inputs") or {}
         contract = str(inputs.get("contract") or default_contract).strip()
         login = str((event.get("sender") or {}).get("login") or "")

@@ -137,10 +137,13 @@ def propose(
     base_sha: str,
     token: str,
     server_url: str,
+    round_no: int,
+    run_id: str,
     run_attempt: str = "1",
 ) -> Proposal:
     """Push the seat's candidate from ``folder`` (the downloaded artifact) and open or update
-    its pull request against the default branch."""
+    its pull request against the default branch. The round and the run come from the plan
+    job and this run, never from the seat's record."""
     if not is_commit_sha(base_sha):
         raise DispatchError(f"base commit {base_sha!r} is not a commit id")
     record = read_record(folder, seat)
@@ -152,8 +155,9 @@ def propose(
         return Proposal("skipped", seat, why=f"seat {seat} changed a workflow file: not pushed")
     branch = branch_name(contract_id, seat)
     _push(root, sha, branch, token, server_url)
-    run_url = f"{server_url.rstrip('/')}/{repo.full_name}/actions/runs/{record.get('run')}"
-    body = pull_body({**record, "changed": changed}, contract_id, run_url, run_attempt)
+    run_url = f"{server_url.rstrip('/')}/{repo.full_name}/actions/runs/{run_id}"
+    facts = {**record, "changed": changed, "round": round_no, "run": run_id}
+    body = pull_body(facts, contract_id, run_url, run_attempt)
     title = f"loop-contract: {contract_id} candidate of seat {seat}"
     owner = repo.full_name.split("/")[0]
     for pull in repo.get_pulls(state="open", head=f"{owner}:{branch}"):

@@ -113,6 +113,8 @@ def one_round(
             base_sha=scene["base"],
             token="t",
             server_url="https://github.com",
+            round_no=int(context["round"]),
+            run_id=run_id,
             run_attempt="1",
         )
     return context, done
@@ -136,10 +138,18 @@ def test_who_may_start_a_contest_is_read_from_the_api(gh: FakeGitHub) -> None:
     assert trigger_of("issue_comment", edited) is None
     named = trigger_of("issue_comment", comment_event("maint", "/contest ci/other.yml"))
     assert named is not None and named.contract == "ci/other.yml"
-    dispatch = {"inputs": {"contract": "loopcontract.yml"}, "sender": {"login": "maint"}}
+    dispatch = {
+        "inputs": {"contract": "loopcontract.yml"},
+        "sender": {"login": "maint"},
+        "ref": "refs/heads/main",
+        "repository": {"default_branch": "main"},
+    }
     assert trigger_of("workflow_dispatch", dispatch) == trigger_of(
         "issue_comment", comment_event("maint", "/contest")
     )
+    # "Run workflow" on another branch would read that branch's contract: refused
+    with pytest.raises(DispatchError, match="run the workflow on main"):
+        trigger_of("workflow_dispatch", {**dispatch, "ref": "refs/heads/feature"})
 
 
 @pytest.mark.parametrize(
@@ -314,6 +324,8 @@ def test_propose_refuses_a_bundle_that_is_not_one_commit_on_the_base(
             base_sha=scene["base"],
             token="t",
             server_url="https://github.com",
+            round_no=1,
+            run_id="9",
         )
     assert gh.pull_numbers() == []
     assert git(scene["origin"], "branch", "--list", "loop-contract/*").strip() == ""
@@ -352,6 +364,8 @@ def test_a_candidate_that_changes_a_workflow_is_not_pushed(
         base_sha=scene["base"],
         token="t",
         server_url="https://github.com",
+        round_no=1,
+        run_id="9",
     )
     assert done.action == "skipped" and "workflow" in done.why
     assert gh.pull_numbers() == []

@@ -28,22 +28,40 @@ from testing.act_runner import ActScene, checkouts, job_lines
 from testing.dispatch_scene import SEATS, SECRET_VALUE, dispatch_project, probes
 from testing.fake_github import FakeGitHub, load_webhook
 from testing.github_data import require as require_data
-from testing.github_events import user_object
+from testing.github_events import pull_request_event, user_object, validate_event
+from testing.github_field import patches
 from testing.repos import git
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ".github/workflows/loop-contract-dispatch.yml"
 REPO = "octo/calc"
 WRITES = {"POST", "PATCH", "PUT", "DELETE"}
+VERIFY = ".github/workflows/loop-contract-verify.yml"
+PUBLISH = ".github/workflows/loop-contract-publish.yml"
+# As in tests/test_act_e2e.py: the sandbox is required once the verdict schema has the key.
+SANDBOXED = (
+    "isolation"
+    in json.loads(
+        (ROOT / "pytest_loopcontract" / "schemas" / "verdict.schema.json").read_text("utf-8")
+    )["properties"]
+)
+CONTRACT_GITHUB = {
+    "require_sandbox": SANDBOXED,
+    "protect": ["pytest_loopcontract/", "pyproject.toml"],
+}
 
 
-def consumer(tmp: Path) -> dict[str, Any]:
-    """The dispatch scene plus this repository's dispatch workflow and package, on main."""
-    scene = dispatch_project(tmp)
+def consumer(tmp: Path, *, contest: bool = False) -> dict[str, Any]:
+    """The dispatch scene plus this repository's dispatch workflow and package, on main;
+    ``contest``: also the verify and publish workflows and the action they call."""
+    scene = dispatch_project(tmp, extra={"github": CONTRACT_GITHUB} if contest else None)
     root = scene["root"]
     (root / WORKFLOW).parent.mkdir(parents=True)
-    shutil.copy2(ROOT / WORKFLOW, root / WORKFLOW)
+    for name in (WORKFLOW, VERIFY, PUBLISH) if contest else (WORKFLOW,):
+        shutil.copy2(ROOT / name, root / name)
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    if contest:
+        shutil.copytree(ROOT / "action", root / "action", ignore=skip)
     shutil.copytree(ROOT / "pytest_loopcontract", root / "pytest_loopcontract", ignore=skip)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, root / name)
@@ -61,7 +79,7 @@ def dispatch_event(login: str) -> dict[str, Any]:
     return {
         "inputs": {"contract": "loopcontract.yml"},
         "ref": "refs/heads/main",
-        "repository": base["repository"],
+        "repository": {**base["repository"], "default_branch": "main"},
         "sender": user_object(login),
         "workflow": WORKFLOW,
     }
@@ -166,3 +184,61 @@ def _by_endpoint(made: list[tuple[str, str]]) -> dict[str, int]:
         key = f"{method} {'/'.join(p if not p.isdigit() else 'N' for p in parts[:3])}"
         counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def test_the_verify_and_publish_runs_after_a_dispatch_propose_a_winner(tmp_path: Path) -> None:
+    """The dispatched pull requests are ordinary candidates: each one's verify run (the pull
+    request's event) and its publish run (that run's completion) take over unchanged, and
+    the good seat becomes the proposed winner."""
+    require_data()
+    scene = consumer(tmp_path, contest=True)
+    root, origin, base = scene["root"], scene["origin"], scene["base"]
+    secrets = {"GITHUB_TOKEN": "fake-token", "LOOP_CONTRACT_SEAT_SECRET": SECRET_VALUE}
+    with FakeGitHub() as gh:
+        gh.add_repo("octo", "calc")
+        gh.attach_git(origin)
+        gh.set_permission("maint", "write")
+        act = ActScene(tmp_path, origin, gh.base_url)
+        act.run(root, "workflow_dispatch", dispatch_event("maint"), 701, WORKFLOW, secrets)
+        assert gh.pull_numbers() == [1, 2, 3]
+        # What the API says of the repository and of each head, as GitHub would after the push.
+        gh.commit_files("main", {VERIFY: (root / VERIFY).read_bytes()})
+        gh.commit_files(DATA_BRANCH, {"README.md": b"loop-contract state\n"})
+        git(root, "fetch", "-q", str(origin), "+refs/heads/loop-contract/*:refs/remotes/o/*")
+        pulls = {n: gh.pull_state(n) for n in gh.pull_numbers()}
+        for number, pull in pulls.items():
+            head = pull["head_sha"]
+            calc = git(root, "show", f"{head}:calc.py").encode()
+            gh.add_commit_at(head, {"calc.py": calc})
+            gh.set_pull_files(number, patches(root, base, head))
+        seat_of = {n: p["head_ref"].removeprefix("loop-contract/calc/") for n, p in pulls.items()}
+        for number, pull in pulls.items():
+            run_id = 710 + number
+            event = pull_request_event(
+                "opened",
+                head_ref=pull["head_ref"],
+                head_sha=pull["head_sha"],
+                author="github-actions[bot]",
+                number=number,
+            )
+            event["pull_request"]["base"].update(ref="main", sha=base)
+            validate_event("pull_request.opened", event)
+            checkout = tmp_path / f"pr-{number}"
+            git(tmp_path, "clone", "-q", "--no-local", str(origin), str(checkout))
+            git(checkout, "checkout", "-q", "--detach", pull["head_sha"])
+            git(checkout, "remote", "set-url", "origin", f"https://github.com/{REPO}")
+            act.run(checkout, "pull_request", event, run_id, VERIFY, secrets)
+            gh.add_workflow_run(
+                run_id, head_sha=pull["head_sha"], head_branch=pull["head_ref"], path=VERIFY
+            )
+            completed = gh.workflow_run_event(run_id, pull_requests=[number])
+            completed["repository"]["default_branch"] = "main"
+            act.run(root, "workflow_run", completed, run_id + 50, PUBLISH, secrets)
+        state = json.loads(gh.branch_files(DATA_BRANCH)[state_path("calc")])
+        stages = {c["seat"]: c["stage"] for c in state["result"]["candidates"]}
+        assert state["result"]["winner"] == "alpha", stages
+        assert stages == {"alpha": "winner", "beta": "measured", "gamma": "hard"}, stages
+        winner = next(n for n, seat in seat_of.items() if seat == "alpha")
+        status = gh.latest_status(pulls[winner]["head_sha"], "loop-contract/winner")
+        assert status is not None and status.state == "pending", status
+        assert not gh.unknown, gh.unknown

@@ -139,6 +139,8 @@ def _propose(
         base_sha=base_sha,
         token=env.token,
         server_url=os.environ.get("GITHUB_SERVER_URL") or "https://github.com",
+        round_no=int(_context().get("round") or 1),
+        run_id=env.run_id,
         run_attempt=os.environ.get("GITHUB_RUN_ATTEMPT") or "1",
     )
     where = f" #{done.number} at {done.head_sha}" if done.number is not None else ""
