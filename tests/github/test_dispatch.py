@@ -370,3 +370,41 @@ def test_a_candidate_that_changes_a_workflow_is_not_pushed(
     assert done.action == "skipped" and "workflow" in done.why
     assert gh.pull_numbers() == []
     assert git(scene["origin"], "branch", "--list", "loop-contract/*").strip() == ""
+
+
+def test_a_seat_that_did_not_run_opens_nothing_and_says_why(
+    tmp_path: Path, scene: dict[str, Any], gh: FakeGitHub
+) -> None:
+    """The seat's outcome kinds come through: a missing program is ``unavailable``."""
+    path = scene["root"] / "loopcontract.yml"
+    doc = yaml.safe_load(path.read_text("utf-8"))
+    doc["seats"][2]["generate"] = ["no-such-agent-binary-xyz", "{prompt_file}"]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), "utf-8")
+    contract = load_contract(str(path))
+    out = tmp_path / "artifact"
+    record = run_dispatched_seat(
+        checkout(scene, tmp_path / "seat-ws"),
+        contract=contract,
+        seat_name="gamma",
+        base_sha=scene["base"],
+        context={"round": 1, "run": "9"},
+        work=tmp_path / "work",
+        out=out,
+        environ={},
+    )
+    assert record["status"] == "unavailable" and "not found" in record["reason"]
+    assert not (out / BUNDLE).exists()
+    done = propose(
+        repo_of(gh),
+        checkout(scene, tmp_path / "propose-ws"),
+        contract_id="calc",
+        seat="gamma",
+        folder=out,
+        base_sha=scene["base"],
+        token="t",
+        server_url="https://github.com",
+        round_no=1,
+        run_id="9",
+    )
+    assert done.action == "skipped" and "unavailable" in done.why
+    assert gh.pull_numbers() == []
