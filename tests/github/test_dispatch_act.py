@@ -12,7 +12,9 @@ to, and the fake server attached to it (a push there is a push to GitHub). Then:
    each seat's branch and updates the same three pull requests, and every seat's prompt
    carries the reason.
 
-Request counts per run land in ``requests.json`` in the test's folder.
+Request counts per run land in ``requests.json`` in the test's folder. A second test then
+runs the verify workflow on each dispatched pull request and publish on each verify run's
+completion: the good seat becomes the proposed winner.
 """
 
 from __future__ import annotations
