@@ -27,7 +27,9 @@ State helpers (``repo="owner/name"`` keyword on each; default: the first repo ad
   ``set_permission(login, "admin"|"maintain"|"write"|"triage"|"read"|"none")``.
 * ``add_pull(number, head_ref, head_sha, author, *, base_ref="main", fork=False, labels=(),
   state="open", title=None) -> None``; ``set_pull_head(number, head_sha)``;
-  ``set_pull_state(number, state)``.
+  ``set_pull_state(number, state)``; ``attach_git(bare_repo)``: pull request heads follow
+  that repository's branches (a ``git push`` there is a push to GitHub);
+  ``pull_state(number)``, ``pull_numbers()``.
 * ``add_review(pr, user, state, commit_id, submitted_at=None) -> int`` (``state`` in
   APPROVED|CHANGES_REQUESTED|COMMENTED|DISMISSED, served upper case like REST);
   ``dismiss_review(pr, review_id)``.
@@ -72,10 +74,10 @@ Observation and faults:
   so it may itself call the server) when the next matching request arrives, before it is
   handled: the way to stage a deterministic race.
 
-Endpoints: repos; branches/{b}; pulls (list with state/head/base, paginated), pull, pull files
-(paginated; ``set_pull_files``), commit pulls, commit; ``GET /user`` (403 "Resource not
-accessible by integration" for the bot's installation token, like GitHub); issue; issue
-comments (list paginated, create, get, edit, delete); statuses
+Endpoints: repos; branches/{b}; pulls (list with state/head/base, paginated; create; edit),
+pull, pull files (paginated; ``set_pull_files``), commit pulls, commit; ``GET /user`` (403
+"Resource not accessible by integration" for the bot's installation token, like GitHub); issue;
+issue comments (list paginated, create, get, edit, delete); statuses
 (create, list, combined); check runs (create, get, update: 50 annotations per request);
 reviews (paginated); collaborator permission; users; git
 refs/commits/trees/blobs; contents (GET, and PUT create/update: 409 on a stale ``sha``, 404
@@ -105,6 +107,7 @@ import io
 import json
 import logging
 import re
+import subprocess
 import threading
 import time
 import zipfile
@@ -293,6 +296,7 @@ class _Pull:
     state: str
     title: str
     created_at: str
+    body: str | None = None
 
 
 @dataclass
@@ -473,6 +477,9 @@ class FakeGitHub:
         self.requests: list[tuple[str, str]] = []
         self.exchanges: list[Exchange] = []
         self.unknown: list[tuple[str, str]] = []
+        # A bare repository standing in for GitHub's git side (``attach_git``): the branches
+        # pushed there are the heads of this repository's pull requests.
+        self.git_dir: Path | None = None
         self.add_user(bot_login, type="Bot")
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self
@@ -596,6 +603,29 @@ class FakeGitHub:
                 title=title or f"Candidate {head_ref}",
                 created_at=self._now(),
             )
+
+    def attach_git(self, git_dir: Path) -> None:
+        """Pull requests (new and listed) take their head from ``git_dir``'s branches."""
+        self.git_dir = Path(git_dir)
+
+    def pull_state(self, number: int, *, repo: str | None = None) -> dict[str, Any]:
+        """A pull request as the fake holds it: head_ref, head_sha, author, state, body."""
+        with self._lock:
+            r = self._repo(repo)
+            p = r.pulls[number]
+            head = self._pushed_head(p.head_ref) if not p.fork else None
+            return {
+                "head_ref": p.head_ref,
+                "head_sha": head or p.head_sha,
+                "author": p.author,
+                "state": p.state,
+                "body": p.body,
+                "title": p.title,
+            }
+
+    def pull_numbers(self, *, repo: str | None = None) -> list[int]:
+        with self._lock:
+            return sorted(self._repo(repo).pulls)
 
     def set_pull_head(self, number: int, head_sha: str, *, repo: str | None = None) -> None:
         with self._lock:
@@ -997,6 +1027,8 @@ class FakeGitHub:
         api = f"{REAL_API}/repos/{r.full_name}"
         html = f"https://github.com/{r.full_name}/pull/{p.number}"
         head_owner = p.author if p.fork else r.owner
+        if not p.fork:
+            p.head_sha = self._pushed_head(p.head_ref) or p.head_sha
         out = copy.deepcopy(self._t.pull)
         head_repo = self._repo_json(r, override_owner=head_owner) if p.fork else self._repo_json(r)
         out.update(
@@ -1011,7 +1043,7 @@ class FakeGitHub:
             state="open" if p.state == "open" else "closed",
             title=p.title,
             user=self._user_json(p.author),
-            body=None,
+            body=p.body,
             created_at=p.created_at,
             updated_at=p.created_at,
             closed_at=None if p.state == "open" else p.created_at,
@@ -1362,6 +1394,8 @@ class FakeGitHub:
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)", "_get_repo"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls", "_list_pulls"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)", "_get_pull"),
+        ("POST", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls", "_create_pull"),
+        ("PATCH", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)", "_edit_pull"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/reviews", "_list_reviews"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/files", "_list_pull_files"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/(?P<n>\d+)", "_get_issue"),
@@ -1503,6 +1537,46 @@ class FakeGitHub:
 
     def _get_pull(self, *, repo: _Repo, n: str, **_: Any) -> _Response:
         return _Response(200, self._pull_json(repo, repo.pulls[int(n)]))
+
+    def _create_pull(self, *, repo: _Repo, body: Any, login: str, **_: Any) -> _Response:
+        # As GitHub: the head must be a pushed branch, one open pull request per head and
+        # base; the number is the repository's next issue number.
+        head = str(body.get("head") or "")
+        branch = head.split(":", 1)[1] if ":" in head else head
+        sha = self._pushed_head(branch) or repo.refs.get(f"refs/heads/{branch}")
+        if not branch or sha is None or not body.get("title"):
+            raise _Unprocessable("Validation Failed")
+        base = str(body.get("base") or repo.default_branch)
+        for p in repo.pulls.values():
+            if p.head_ref == branch and p.base_ref == base and p.state == "open" and not p.fork:
+                raise _Unprocessable(f"A pull request already exists for {repo.owner}:{branch}.")
+        number = max([0, *repo.pulls]) + 1
+        self._ensure_user(login)
+        pull = _Pull(number, branch, sha, login, base, False, [], "open", str(body["title"]),
+                     self._now(), body.get("body"))  # fmt: skip
+        repo.pulls[number] = pull
+        out = self._pull_json(repo, pull)
+        return _Response(201, out, {"Location": out["url"]})
+
+    def _edit_pull(self, *, repo: _Repo, n: str, body: Any, **_: Any) -> _Response:
+        pull = repo.pulls[int(n)]
+        pull.title = str(body.get("title") or pull.title)
+        pull.body = body.get("body", pull.body)
+        if body.get("state") in ("open", "closed"):
+            pull.state = body["state"]
+        return _Response(200, self._pull_json(repo, pull))
+
+    def _pushed_head(self, branch: str) -> str | None:
+        """The branch's commit in the attached git repository (what a ``git push`` to GitHub
+        updates), or None without one."""
+        if self.git_dir is None:
+            return None
+        proc = subprocess.run(
+            ["git", "--git-dir", str(self.git_dir), "rev-parse", "-q", "--verify",
+             f"refs/heads/{branch}^{{commit}}"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        return proc.stdout.strip() or None
 
     def _commit_pulls(
         self, *, repo: _Repo, sha: str, params: dict[str, str], **_: Any

@@ -196,6 +196,13 @@ def _run_report(a: Namespace) -> int:
 def _run_github(a: Namespace) -> int:
     from pytest_loopcontract.cli.commands.github import github
 
+    if a.mode in ("dispatch", "seat", "propose"):
+        from pytest_loopcontract.cli.commands.github_dispatch import github_dispatch
+
+        folder = a.out if a.mode == "seat" else a.artifacts
+        return github_dispatch(
+            a.mode, contract=a.contract, seat=a.seat, base_sha=a.base_sha, folder=folder
+        )
     return github(
         a.mode,
         contract=a.contract,

