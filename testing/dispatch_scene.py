@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,15 +50,18 @@ record = {"prompt": prompt, "env": seen, "cwd": os.getcwd()}
 """
 
 
-def dispatch_project(tmp: Path, *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The calc project (measured gate) with the three probe seats; returns root, origin
+def dispatch_project(
+    tmp: Path, *, extra: dict[str, Any] | None = None, scripted: Mapping[str, str] = SEATS
+) -> dict[str, Any]:
+    """The calc project (measured gate) with the probe seats ``scripted`` (name: behaviour;
+    default the three of :data:`SEATS`) after any seats ``extra`` names; returns root, origin
     (a bare repository holding main), base (main's commit) and the probe folder."""
     root = make_project(tmp, [], measured=True, extra=extra)
     tools = tmp / "tools"
     (tools / "probe.py").write_text(PROBE.replace("WATCHED", repr(WATCHED)), "utf-8")
     probe_dir = tmp / "probes"
     contract = yaml.safe_load((root / "loopcontract.yml").read_text("utf-8"))
-    for seat, behaviour in SEATS.items():
+    for seat, behaviour in scripted.items():
         entry: dict[str, Any] = {
             "name": seat,
             "family": f"family-{seat}",

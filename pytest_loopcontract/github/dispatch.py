@@ -34,6 +34,7 @@ from pytest_loopcontract.contest.lessons.prompt import prompt_block
 from pytest_loopcontract.contest.lessons.ranking import rank_lessons
 from pytest_loopcontract.contest.panel import lesson_scope
 from pytest_loopcontract.contest.prompting import retry_notes
+from pytest_loopcontract.contest.seat_model import seats_from_contract
 from pytest_loopcontract.contest.worktrees import BRANCH_PREFIX
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.errors import LoopContractError
@@ -136,7 +137,8 @@ def may_dispatch(repo: Repository, login: str) -> tuple[bool, str]:
 
 
 def seat_matrix(contract: Contract) -> list[dict[str, str]]:
-    """One matrix entry ``{"name", "secret"}`` per seat that has a generate command.
+    """One matrix entry ``{"name", "secret"}`` per seat that has a generate command, its own
+    or its preset's (``agent: claude-code`` writes no ``generate``).
 
     A seat name outside the id pattern, or a secret name that is not an environment
     variable name, is refused (:class:`DispatchError`) before it reaches a workflow."""
@@ -148,9 +150,9 @@ def seat_matrix(contract: Contract) -> list[dict[str, str]]:
         secret = raw.get("secret") or ""
         if secret and not (isinstance(secret, str) and _SECRET.fullmatch(secret)):
             raise DispatchError(f"seat {name}: secret {secret!r} is not a variable name")
-        if raw.get("generate"):
-            rows.append({"name": str(name), "secret": str(secret)})
-    return rows
+        rows.append({"name": str(name), "secret": str(secret)})
+    generating = {seat.name for seat in seats_from_contract(contract) if seat.generate}
+    return [row for row in rows if row["name"] in generating]
 
 
 def round_marker(seat: str, round_no: int, run_id: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,13 @@ from pytest_loopcontract.github.dispatch import (
     trigger_of,
 )
 from pytest_loopcontract.github.dispatch_propose import propose
-from pytest_loopcontract.github.dispatch_seat import BUNDLE, SECRET_ENV, run_dispatched_seat
+from pytest_loopcontract.github.dispatch_seat import (
+    BUNDLE,
+    RECORD,
+    SECRET_ENV,
+    run_dispatched_seat,
+)
+from testing.agent_standins import install_standins
 from testing.dispatch_scene import SEATS, SECRET_VALUE, dispatch_project, probes
 from testing.fake_github import FakeGitHub, load_webhook
 from testing.repos import git
@@ -289,6 +296,49 @@ def test_a_round_opens_one_pull_request_per_seat_and_the_next_updates_them(
     assert "measured gate" not in probes(scene["probes"], "alpha")[1]["prompt"]
     assert not gh.unknown, gh.unknown
     print(f"requests: round 1 {first_round}, round 2 {second_round}")
+
+
+def test_a_round_with_two_preset_seats_and_a_scripted_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The three seats of issue 14: stand-in ``claude`` and ``codex`` first on PATH (each
+    writes calc.py in its worktree and prints its CLI's documented output) and the probe
+    program; each gets its pull request, and the presets' seat records carry the tokens and
+    cost their CLIs printed (tests/data/presets/*/success.*)."""
+    folder = install_standins(tmp_path / "bin", ("claude", "codex"))
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
+    presets = [{"name": "claude", "agent": "claude-code"}, {"name": "codex", "agent": "codex"}]
+    scene = dispatch_project(tmp_path, extra={"seats": presets}, scripted={"alpha": "good"})
+    with FakeGitHub() as gh:
+        gh.add_repo("octo", "calc")
+        gh.attach_git(scene["origin"])
+        _, done = one_round(tmp_path, scene, gh, "601")
+        assert {name: p.action for name, p in done.items()} == dict.fromkeys(
+            ("claude", "codex", "alpha"), "opened"
+        )
+        assert gh.pull_numbers() == [1, 2, 3]
+        for name, proposal in done.items():
+            pull = gh.pull_state(proposal.number)
+            assert pull["head_ref"] == f"loop-contract/calc/{name}"
+            assert pull["head_sha"] == proposal.head_sha
+            assert f"seat `{name}`" in pull["body"] and "/actions/runs/601" in pull["body"]
+            changed = git(scene["origin"], "diff", "--name-only", scene["base"], pull["head_sha"])
+            assert changed.split() == ["calc.py"]
+            code = git(scene["origin"], "show", f"{pull['head_sha']}:calc.py")
+            assert "return a + b" in code  # what the seat wrote, not the base's stub
+        assert not gh.unknown, gh.unknown
+    records = {
+        name: json.loads((tmp_path / f"run-601-{name}" / "artifact" / RECORD).read_text("utf-8"))
+        for name in done
+    }
+    assert records["claude"]["status"] == records["codex"]["status"] == "ok"
+    assert records["claude"]["tokens"] == 1203 + 4021 + 15635 + 612  # its usage object
+    assert records["claude"]["cost_usd"] == pytest.approx(0.0421825)  # its total_cost_usd
+    assert records["codex"]["tokens"] == 24763 + 122  # its turn.completed usage
+    assert records["codex"]["cost_usd"] is None  # codex prints no cost: none guessed
+    assert records["alpha"]["tokens"] is None and records["alpha"]["cost_usd"] is None
+    (alpha,) = probes(scene["probes"], "alpha")
+    assert alpha["env"]["ALPHA_API_KEY"] == SECRET_VALUE
 
 
 def test_propose_refuses_a_bundle_that_is_not_one_commit_on_the_base(
