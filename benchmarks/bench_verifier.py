@@ -489,11 +489,12 @@ os.execv(sys.executable, [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(boo
 
 CHECKS_OFF = r'''
 """Imported by lc_verify_checks_off.py in the clean launcher process (written by the benchmark)."""
+from pytest_loopcontract.verifier import diff_evidence as _diff
 from pytest_loopcontract.verifier import runner as _runner
 from pytest_loopcontract.verifier import verify as _verify
 from pytest_loopcontract.verifier.tamper.checks import RewardChecks
 
-_verify.launcher_static_checks = lambda *a, **k: RewardChecks()
+_diff.launcher_static_checks = lambda *a, **k: RewardChecks()
 _verify.vacuous_pass_check = lambda *a, **k: RewardChecks()
 _verify.start_early = lambda *a, **k: None
 _inject = _runner.inject_inner
