@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -78,11 +77,12 @@ def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) 
     path = _contract_arg(args)
     if path is None or _launched():
         return
-    from pytest_loopcontract.contract.model import load_contract
     from pytest_loopcontract.errors import ContractError
+    from pytest_loopcontract.verifier.inprocess import load_for_session
 
     try:
-        extra = load_contract(Path(path)).pytest.args
+        # The pinned contract's bytes skip the schema (and with it jsonschema's 5 MiB).
+        extra = load_for_session(early_config, path).pytest.args
     except (ContractError, OSError):
         return  # pytest_configure reports an invalid contract with its exit code
     args.extend(a for a in extra if a not in args)
