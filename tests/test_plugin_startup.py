@@ -9,6 +9,9 @@ is measured by ``benchmarks/bench_plugin.py``, not here.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,3 +130,32 @@ def test_its_loop_metric_fixture_records_and_checks_without_the_option(
     result = pytester.runpytest_subprocess("-p", "pytest_loopcontract.plugin", "-rA")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*TypeError: loop_metric('calls', ...) needs a number*"])
+
+
+SYS_MODULES = (
+    "import json, sys, pytest\n"
+    "code = pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'pytest_loopcontract.plugin',"
+    " '--loop-contract'])\n"
+    "print(json.dumps({'code': int(code), 'jsonschema': 'jsonschema' in sys.modules}))\n"
+)
+
+
+def enabled_run(repo: Path) -> dict[str, object]:
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env.pop("LOOP_CONTRACT_INNER", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", SYS_MODULES], cwd=repo, env=env, capture_output=True, text=True
+    )
+    loaded: dict[str, object] = json.loads(proc.stdout.splitlines()[-1])
+    return loaded
+
+
+def test_enabled_after_baseline_it_skips_the_schema(baselined_repo: Path) -> None:
+    """The contract pinned at baseline is read without jsonschema (its bytes were validated
+    then); before any baseline the same run validates it, and jsonschema loads."""
+    pinned = enabled_run(baselined_repo)
+    assert pinned == {"code": 20, "jsonschema": False}
+
+
+def test_enabled_before_baseline_it_validates_the_contract(example_repo: Path) -> None:
+    assert enabled_run(example_repo) == {"code": 20, "jsonschema": True}
