@@ -668,6 +668,7 @@ _T1 = time.perf_counter()
 import pytest_loopcontract.contract.model as _contract
 import pytest_loopcontract.verifier.inner.collector as _collector
 import pytest_loopcontract.verifier.inprocess as _ip
+import pytest_loopcontract.verifier.inprocess_writer as _writer
 import pytest_loopcontract.fsio as _vd
 
 SPENT["import inprocess, evaluate, baseline, ... (lazy imports)"] = time.perf_counter() - _T1
@@ -695,12 +696,12 @@ def _wrap(owner, name, label):
 
 _wrap(_plugin, "pytest_configure", "hook pytest_configure")
 _wrap(_contract, "parse_contract", "  parse_contract (yaml + jsonschema import, validate)")
-_wrap(_plugin.VerdictWriter, "pytest_sessionstart", "hook pytest_sessionstart")
+_wrap(_writer.VerdictWriter, "pytest_sessionstart", "hook pytest_sessionstart")
 _wrap(_ip, "incomplete_verdict", "  incomplete_verdict (provisional verdict)")
 for _m in ("pytest_collection_modifyitems", "pytest_deselected", "pytest_collectreport",
            "pytest_runtest_logreport"):
     _wrap(_collector.ResultCollector, _m, f"hook {_m}")
-_wrap(_plugin.VerdictWriter, "pytest_sessionfinish", "hook pytest_sessionfinish")
+_wrap(_writer.VerdictWriter, "pytest_sessionfinish", "hook pytest_sessionfinish")
 _wrap(_collector.ResultCollector, "results", "  build RunResults")
 _wrap(_ip, "verdict_in_process", "  verdict_in_process")
 _wrap(_ip, "_repo_evidence", "    _repo_evidence (git)")
@@ -709,7 +710,7 @@ for _n in ("load_baseline", "find_repo", "resolve_commit", "is_dirty", "snapshot
     _wrap(_ip, _n, f"      {_n}")
 _wrap(_ip, "evaluate", "  evaluate (provisional + final)")
 _wrap(_vd, "write_json_atomic", "  write_json_atomic (provisional + final)")
-_wrap(_plugin.VerdictWriter, "pytest_terminal_summary", "hook pytest_terminal_summary")
+_wrap(_writer.VerdictWriter, "pytest_terminal_summary", "hook pytest_terminal_summary")
 
 
 @atexit.register

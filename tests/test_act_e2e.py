@@ -205,7 +205,7 @@ def consumer_repo(tmp: Path) -> dict[str, Any]:
     shutil.copytree(ROOT / "action", root / "action", ignore=skip)
     # action.yml installs "$ACTION_PATH/..": the repository root must be the package.
     shutil.copytree(ROOT / "pytest_loopcontract", root / "pytest_loopcontract", ignore=skip)
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):  # pyproject names the license file
         shutil.copy2(ROOT / name, root / name)
     git(root, "add", "-A")
     git(root, "commit", "-qm", "the loop-contract action, its workflows and its package")

@@ -395,7 +395,8 @@ def test_action_declares_its_interface() -> None:
 def test_action_installs_itself_from_its_own_checkout() -> None:
     install = load(ACTION)["runs"]["steps"][0]
     assert install["env"]["ACTION_PATH"] == "${{ github.action_path }}"
-    assert '"$ACTION_PATH/.."' in install["run"]
+    # with the `github` extra: every mode of the action calls PyGithub
+    assert '"$ACTION_PATH/..[github]"' in install["run"]
     # the working folder is the candidate's checkout in verify: `python -m` without -I would
     # import a venv.py or pip.py from there (tests/test_act_e2e.py, seat "shadow")
     calls = re.findall(r"^\s*(\S*python\S*) (.*)$", install["run"], re.MULTILINE | re.IGNORECASE)

@@ -27,6 +27,7 @@ __all__ = [
     "ResultCollector",
     "loaded_plugins",
     "loop_metric",
+    "metric_recorder",
     "module_origins",
     "outside_imports",
     "tag_dod_items",
@@ -45,6 +46,11 @@ def loop_metric(request: pytest.FixtureRequest) -> Callable[[str, float], None]:
 
     Stored on the test's user_properties, so it survives pytest-xdist and reaches the report.
     """
+    return metric_recorder(request)
+
+
+def metric_recorder(request: pytest.FixtureRequest) -> Callable[[str, float], None]:
+    """The ``loop_metric`` fixture's value; the installed plugin's fixture returns it too."""
 
     def record(name: str, value: float) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
