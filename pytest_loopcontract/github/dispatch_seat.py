@@ -23,7 +23,12 @@ from typing import Any
 from pytest_loopcontract.contest.prompting import contest_prompt
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun, seats_from_contract
 from pytest_loopcontract.contest.seats import run_seat
-from pytest_loopcontract.contest.worktrees import CandidateError, add_worktree, capture_candidate
+from pytest_loopcontract.contest.worktrees import (
+    CandidateError,
+    Worktree,
+    add_worktree,
+    capture_candidate,
+)
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.github.dispatch import DispatchError
@@ -71,18 +76,8 @@ def run_dispatched_seat(
     seat, variable = find_seat(contract, seat_name)
     round_no = int(context.get("round") or 1)
     run_id = str(context.get("run") or "local")
-    retry = (context.get("retry") or {}).get(seat.name) or []
-    prompt = contest_prompt(
-        contract,
-        attempt=round_no,
-        lessons_block=str(context.get("lessons") or ""),
-        rejection=context.get("rejection") or None,
-        retry=[str(note) for note in retry],
-    )
     private = work / "private"
-    private.mkdir(parents=True, exist_ok=True)
-    prompt_file = private / "prompt.md"
-    write_text_atomic(prompt_file, prompt)
+    prompt_file = _write_prompt(contract, seat.name, context, round_no, private)
     out.mkdir(parents=True, exist_ok=True)
     worktree = add_worktree(
         root,
@@ -104,18 +99,44 @@ def run_dispatched_seat(
         record["notes"].append(f"no value for {variable}: {SECRET_ENV} was empty")
     if run.status == "ok":
         message = f"loop-contract candidate of {seat.name} (run {run_id}, round {round_no})"
-        try:
-            captured = capture_candidate(root, worktree, message=message)
-        except (CandidateError, WorkspaceError) as exc:
-            record.update(status="candidate_lost", reason=redact(str(exc), secret))
-        else:
-            record.update(commit=captured.commit, changed=list(captured.changed_paths))
-            if captured.changed_paths:
-                git(root, "bundle", "create", str(out / BUNDLE), f"{base_sha}..{worktree.branch}")
-            else:
-                record.update(status="no_change", reason="the seat changed no file")
+        record.update(_capture(root, worktree, message, base_sha, out, secret))
     write_text_atomic(out / RECORD, json.dumps(record, indent=1, sort_keys=True) + "\n")
     return record
+
+
+def _write_prompt(
+    contract: Contract, seat: str, context: Mapping[str, Any], round_no: int, private: Path
+) -> Path:
+    """The seat's prompt file, written as the local contest writes it: goal, DoD, gates, the
+    lessons, a rejection's reason and this seat's own failed gates from the plan's context."""
+    retry = (context.get("retry") or {}).get(seat) or []
+    prompt = contest_prompt(
+        contract,
+        attempt=round_no,
+        lessons_block=str(context.get("lessons") or ""),
+        rejection=context.get("rejection") or None,
+        retry=[str(note) for note in retry],
+    )
+    private.mkdir(parents=True, exist_ok=True)
+    prompt_file = private / "prompt.md"
+    write_text_atomic(prompt_file, prompt)
+    return prompt_file
+
+
+def _capture(
+    root: Path, worktree: Worktree, message: str, base_sha: str, out: Path, secret: str
+) -> dict[str, Any]:
+    """What the seat left, as one commit in a bundle: the record's fields it settles."""
+    try:
+        captured = capture_candidate(root, worktree, message=message)
+    except (CandidateError, WorkspaceError) as exc:
+        return {"status": "candidate_lost", "reason": redact(str(exc), secret)}
+    fields: dict[str, Any] = {"commit": captured.commit, "changed": list(captured.changed_paths)}
+    if captured.changed_paths:
+        git(root, "bundle", "create", str(out / BUNDLE), f"{base_sha}..{worktree.branch}")
+    else:
+        fields.update(status="no_change", reason="the seat changed no file")
+    return fields
 
 
 def _record(

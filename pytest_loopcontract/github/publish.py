@@ -107,6 +107,23 @@ class PublishOutcome:
     checks: Mapping[int, int] = field(default_factory=dict)  # pull request -> check run id
 
 
+def _new_state(
+    contract: Contract,
+    result: dict[str, Any],
+    entries: list[dict[str, Any]],
+    verified: dict[str, Any],
+    lessons: list[Lesson],
+) -> dict[str, Any]:
+    """The contest's state file after this publish (the gate's record is carried apart)."""
+    return {
+        "result": result,
+        "pulls": _pulls(entries),
+        "verified": verified,
+        "lessons": [lesson.to_json() for lesson in lessons],
+        "domain": lesson_scope(contract)[0],
+    }
+
+
 def publish(
     repo: Repository,
     *,
@@ -156,13 +173,7 @@ def publish(
     winner = result.get("winner")
     winner_pr = by_seat[winner]["pr"].number if winner in by_seat else None
     if any(action != "unchanged" for action in comments.values()):
-        new_state = {
-            "result": result,
-            "pulls": _pulls(entries),
-            "verified": verified,
-            "lessons": [lesson.to_json() for lesson in lessons],
-            "domain": lesson_scope(contract)[0],
-        }
+        new_state = _new_state(contract, result, entries, verified, lessons)
         if state and carried and state.get("gate"):
             new_state["gate"] = state["gate"]
         write_state(repo, contract.id, new_state, known_sha=state_sha)

@@ -343,20 +343,28 @@ def run_pytest(
         duration = time.monotonic() - started
         if poll is not None:
             poll()  # the last count the run wrote
-        swept = _read_report(report)
-        if not timed_out and isinstance(swept.get("exit_code"), int):
-            code = swept["exit_code"]
-        results, error = _read_results(raw)
-        return PytestRun(
-            code,
-            results,
-            error,
-            read_tail(output, TAIL_BYTES),
-            duration,
-            timed_out,
-            isolation=confined.mode,
-            leftovers=tuple(swept.get("leftovers") or ()),
-        )
+        return _collect_run(private, code, timed_out, duration, confined.mode)
+
+
+def _collect_run(
+    private: Path, code: int | None, timed_out: bool, duration: float, isolation: str
+) -> PytestRun:
+    """The run as its private folder tells it: the reaper's report (the real exit code and
+    what it swept), the collected results and the output's tail."""
+    swept = _read_report(private / "reaper")
+    if not timed_out and isinstance(swept.get("exit_code"), int):
+        code = swept["exit_code"]
+    results, error = _read_results(private / "results.json")
+    return PytestRun(
+        code,
+        results,
+        error,
+        read_tail(private / "output.log", TAIL_BYTES),
+        duration,
+        timed_out,
+        isolation=isolation,
+        leftovers=tuple(swept.get("leftovers") or ()),
+    )
 
 
 def _count_poller(path: Path, listener: observe.Listener) -> Callable[[], None]:

@@ -176,6 +176,22 @@ def _prepare_setup(
     return setup, None
 
 
+def _candidate_and_setup(
+    root: Path,
+    contract: Contract,
+    baseline: BaselineRecord,
+    candidate_ref: str | None,
+    python: str | None,
+    target: Path,
+) -> tuple[Candidate, RunSetup | None, Reason | None]:
+    """The candidate, read by git on a thread while the interpreter and the sandbox are
+    probed, and the confinement (or the reason it cannot be had)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-candidate") as pool:
+        reading = pool.submit(read_candidate, root, baseline, candidate_ref)
+        setup, refusal = _prepare_setup(root, contract, baseline, python, target)
+        return reading.result(), setup, refusal
+
+
 def _gather(session: _Session, history: History | None) -> _Gathered:
     """What the candidate's diff alone shows, on a thread beside the main run (see
     :func:`diff_evidence`)."""
@@ -415,11 +431,9 @@ def verify(
     contract = pinned_contract(root, baseline)
     hidden = load_for_verify(root, contract, baseline)  # never in the repository, only copied in
     target = verdict_path or StateDir.of(root).verdict
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-candidate") as pool:
-        # git reads the candidate while the interpreter and the sandbox are probed
-        reading = pool.submit(read_candidate, root, baseline, candidate_ref)
-        setup, refusal = _prepare_setup(root, contract, baseline, python, target)
-        candidate = reading.result()
+    candidate, setup, refusal = _candidate_and_setup(
+        root, contract, baseline, candidate_ref, python, target
+    )
     nonce = secrets.token_hex(16)
     stale = stale_baseline(root, baseline, candidate)
     if stale is not None:  # another history's baseline: nothing of this tree is judged

@@ -17,12 +17,14 @@ follows. Speculation changes the wall time, never the evidence.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.verdict import Finding
@@ -100,7 +102,22 @@ def start_early(
     deadline = time.monotonic() + contract.tamper.vacuous_timeout
     files = {p: m.source for p, m in mutated.items()}
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-mutants")
-    return EarlyMutants(pool, pool.submit(_run_mutants, runner, files, targets, deadline), deadline)
+    future = pool.submit(_yielding, _run_mutants, runner, files, targets, deadline)
+    return EarlyMutants(pool, future, deadline)
+
+
+BACKGROUND_NICENESS = 10
+_T = TypeVar("_T")
+
+
+def _yielding(run: Callable[..., _T], *args: Any) -> _T:
+    """Run on this thread at a lower priority, with every process it starts (git's export,
+    the sandboxed pytest): on a machine with two cores the mutation run then takes what the
+    main run leaves idle instead of slowing it. Linux keeps the nice value per thread, so the
+    launcher's other threads keep theirs."""
+    with contextlib.suppress(OSError):
+        os.nice(BACKGROUND_NICENESS)
+    return run(*args)
 
 
 def vacuous_pass_check(
