@@ -69,7 +69,17 @@ class ActScene:
 
     def _wheelhouse(self, dest: Path) -> None:
         proc = subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(dest), str(ROOT), "setuptools"],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "-q",
+                "-w",
+                str(dest),
+                f"{ROOT}[github]",
+                "setuptools",
+            ],
             capture_output=True,
             text=True,
             timeout=900,

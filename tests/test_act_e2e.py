@@ -153,7 +153,17 @@ def wheelhouse(dest: Path) -> Path:
     """Wheels of the package's dependencies and of its build backend, made by pip (as the
     machine's pip is configured); the act jobs then install with ``PIP_NO_INDEX=1``."""
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(dest), str(ROOT), "setuptools"],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "-w",
+            str(dest),
+            f"{ROOT}[github]",
+            "setuptools",
+        ],
         capture_output=True,
         text=True,
         timeout=900,

@@ -29,6 +29,7 @@ from pytest_loopcontract.contest.matrix_model import Cell
 from pytest_loopcontract.contest.packets import JudgeBrief, build_packet, write_packet
 from pytest_loopcontract.contest.redaction import redact_secrets
 from pytest_loopcontract.contest.replies import DiscardedCell, ParsedReply, parse_reply
+from pytest_loopcontract.contest.seat_model import STATUSES
 from pytest_loopcontract.words import plural
 
 __all__ = [
@@ -39,21 +40,10 @@ __all__ = [
     "run_judge",
 ]
 
-ASK_STATUSES = ("ok", "unavailable", "refused", "auth_failed", "rate_limited", "timeout", "error")
+ASK_STATUSES = STATUSES
 """How running a judge program can end (the seat protocol's outcomes)."""
 
-JUDGE_STATUSES = (
-    "ok",
-    "repaired",
-    "discarded",
-    "unavailable",
-    "refused",
-    "auth_failed",
-    "rate_limited",
-    "timeout",
-    "error",
-    "no_candidates",
-)
+JUDGE_STATUSES = ("ok", "repaired", "discarded", *STATUSES[1:], "no_candidates")
 """How judging can end for one judge, as ``result.json`` reports it."""
 
 _REPLY_HEAD_CHARS = 200
