@@ -28,7 +28,9 @@ __all__ = ["TIMEOUT", "ActScene", "checkouts", "find_act", "job_lines", "require
 
 ROOT = Path(__file__).resolve().parent.parent
 STAND_INS = ROOT / "testing" / "act_support"
-REMOTE_USES = re.compile(r"uses:\s*([\w.-]+/([\w.-]+)@[0-9a-f]{40})")
+# owner/repo[/sub/path]@sha: act maps the repository; the stand-in folder holds the sub-path
+# (github/codeql-action/upload-sarif in the publish workflow).
+REMOTE_USES = re.compile(r"uses:\s*([\w.-]+/([\w.-]+))((?:/[\w.-]+)*)@([0-9a-f]{40})")
 TIMEOUT = 1800
 
 
@@ -99,10 +101,12 @@ class ActScene:
     def stand_in_mappings(workflows: Iterable[Path]) -> list[str]:
         pins: dict[str, str] = {}
         for file in workflows:
-            pins.update(REMOTE_USES.findall(file.read_text("utf-8")))
+            for repo, action, sub, sha in REMOTE_USES.findall(file.read_text("utf-8")):
+                folder = STAND_INS / action / sub.lstrip("/")
+                assert (folder / "action.yml").is_file(), f"no stand-in for {repo}{sub}@{sha}"
+                pins[f"{repo}@{sha}"] = action
         args = []
         for pin, action in sorted(pins.items()):
-            assert (STAND_INS / action / "action.yml").is_file(), f"no stand-in for {pin}"
             args += ["--local-repository", f"{pin}={STAND_INS / action}"]
         return args
 

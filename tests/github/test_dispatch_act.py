@@ -65,7 +65,7 @@ def consumer(tmp: Path, *, contest: bool = False) -> dict[str, Any]:
     if contest:
         shutil.copytree(ROOT / "action", root / "action", ignore=skip)
     shutil.copytree(ROOT / "pytest_loopcontract", root / "pytest_loopcontract", ignore=skip)
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):  # pyproject names the license file
         shutil.copy2(ROOT / name, root / name)
     git(root, "add", "-A")
     git(root, "commit", "-qm", "the dispatch workflow and its package")
