@@ -1,0 +1,69 @@
+"""The candidate's "dirty" flag from objects alone (``tree_differs``) says what a work-tree scan
+(``is_dirty``) says, for every kind of change a work tree can hold."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pytest_loopcontract.verifier.workspace import (
+    is_dirty,
+    resolve_commit,
+    snapshot_worktree,
+    tree_differs,
+)
+from testing.repos import git, init_repo
+
+
+def _repo(tmp_path: Path) -> Path:
+    (tmp_path / "core.py").write_text("VALUE = 1\n", "utf-8")
+    root = init_repo(tmp_path)
+    (root / ".gitignore").write_text(".loop-contract/\n*.log\n", "utf-8")
+    git(root, "commit", "-qam", "ignore logs")
+    return root
+
+
+def _modify(root: Path) -> None:
+    (root / "core.py").write_text("VALUE = 2\n", "utf-8")
+
+
+def _add_untracked(root: Path) -> None:
+    (root / "new.py").write_text("NEW = 1\n", "utf-8")
+
+
+def _delete(root: Path) -> None:
+    (root / "core.py").unlink()
+
+
+def _add_ignored(root: Path) -> None:
+    (root / "run.log").write_text("noise\n", "utf-8")
+
+
+def _touch_state_folder(root: Path) -> None:
+    (root / ".loop-contract").mkdir(exist_ok=True)
+    (root / ".loop-contract" / "verdict.json").write_text("{}", "utf-8")
+
+
+@pytest.mark.parametrize(
+    ("change", "dirty"),
+    [
+        (lambda root: None, False),
+        (_modify, True),
+        (_add_untracked, True),
+        (_delete, True),
+        (_add_ignored, False),
+        (_touch_state_folder, False),
+    ],
+    ids=["clean", "modified", "untracked", "deleted", "ignored", "state-folder"],
+)
+def test_tree_differs_answers_as_the_work_tree_scan(
+    tmp_path: Path, change: Callable[[Path], None], dirty: bool
+) -> None:
+    root = _repo(tmp_path)
+    change(root)
+    tree = snapshot_worktree(root)
+    commit = resolve_commit(root, "HEAD")
+    assert tree_differs(root, commit, tree) is dirty
+    assert is_dirty(root) is dirty
