@@ -6,13 +6,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from pytest_loopcontract import hookspecs
-from pytest_loopcontract.contest.presets.adapter import PresetAdapter
-from pytest_loopcontract.contest.seat_model import Seat, SeatRun, apply_report, read_report
+
+if TYPE_CHECKING:
+    from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 
 __all__ = ["metric_sources", "plugin_manager", "seat_result"]
 
@@ -29,7 +30,25 @@ class _Builtins:
 
     @hookspecs.hookimpl(trylast=True)
     def loopcontract_seat_result(self, run: SeatRun, report_file: Path) -> SeatRun:
+        from pytest_loopcontract.contest.seat_model import apply_report, read_report
+
         return apply_report(run, read_report(report_file))
+
+
+class _Presets:
+    """The agent presets' seat adapter, imported when a seat's run is first read.
+
+    Why not register :class:`~.contest.presets.adapter.PresetAdapter` itself: the plugin
+    manager also serves the verdict hook of every ``pytest --loop-contract`` run, which must
+    not load five agent presets and the seat model to call it."""
+
+    @hookspecs.hookimpl
+    def loopcontract_seat_result(
+        self, seat: Seat, run: SeatRun, report_file: Path
+    ) -> SeatRun | None:
+        from pytest_loopcontract.contest.presets.adapter import PresetAdapter
+
+        return PresetAdapter().loopcontract_seat_result(seat, run, report_file)
 
 
 @cache
@@ -37,7 +56,7 @@ def plugin_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     pm.register(_Builtins(), "builtins")
-    pm.register(PresetAdapter(), "presets")
+    pm.register(_Presets(), "presets")
     pm.load_setuptools_entrypoints(hookspecs.PROJECT)
     return pm
 
@@ -56,6 +75,8 @@ def seat_result(seat: Seat, run: SeatRun, report_file: Path) -> SeatRun:
     A contest must not crash because an adapter did: if one raises or answers with something
     that is not a ``SeatRun``, the built-in reading is used and a note says why.
     """
+    from pytest_loopcontract.contest.seat_model import SeatRun, apply_report, read_report
+
     hook = plugin_manager().hook.loopcontract_seat_result
     try:
         result = hook(seat=seat, run=run, report_file=report_file)

@@ -82,6 +82,12 @@ class StateDir:
         return self.folder / "bytecode"
 
     @property
+    def parsed_contract(self) -> Path:
+        """The pinned contract's YAML as parsed JSON, keyed by its SHA-256: the in-process
+        plugin reads it instead of importing a YAML parser into every enabled test run."""
+        return self.folder / "contract-parsed.json"
+
+    @property
     def harness(self) -> Path:
         """Digests of the files that govern the agent (hook settings, git hooks), recorded
         when they are installed or adopted and checked every turn and every verification."""

@@ -319,6 +319,21 @@ def test_run_that_dies_leaves_an_error_verdict(pytester: pytest.Pytester) -> Non
 
 def test_pinned_file_change_is_caught_in_process(pytester: pytest.Pytester) -> None:
     """With a baseline, in-process runs compare protected files with their pins."""
+    _baseline_then_edit_tests(
+        pytester, "def test_add():\n    assert True\n\ndef test_other():\n    assert True\n"
+    )
+    result = pytester.runpytest_subprocess("--loop-contract")
+    assert result.ret == 25
+    verdict = read_verdict(pytester)
+    assert verdict["tamper"]["detected"]
+    assert ("protected_path_modified", "test_calc.py") in {
+        (f["code"], f.get("path")) for f in verdict["tamper"]["findings"]
+    }
+
+
+def _baseline_then_edit_tests(pytester: pytest.Pytester, edited_tests: str) -> None:
+    """A committed project with a recorded baseline (add() broken), then the pinned test file
+    replaced by ``edited_tests``."""
     import subprocess
     import sys
 
@@ -337,16 +352,27 @@ def test_pinned_file_change_is_caught_in_process(pytester: pytest.Pytester) -> N
         text=True,
     )
     assert base.returncode == 0, base.stdout + base.stderr
-    (pytester.path / "test_calc.py").write_text(
-        "def test_add():\n    assert True\n\ndef test_other():\n    assert True\n"
+    (pytester.path / "test_calc.py").write_text(edited_tests)
+
+
+def test_tests_that_break_git_do_not_blind_the_pin_check(pytester: pytest.Pytester) -> None:
+    """The cheat: beside an edited pinned test, a test empties ``PATH`` and points ``GIT_DIR``
+    nowhere for the rest of the session, so git found nothing when the evidence was read at
+    the session's end. Git now looks at the tree once collection is done, with the
+    environment of that moment, and the edit is still caught."""
+    _baseline_then_edit_tests(
+        pytester,
+        "import os, time\n\ndef test_add():\n    assert True\n\ndef test_other():\n"
+        "    os.environ['PATH'] = ''\n    os.environ['GIT_DIR'] = '/nowhere'\n"
+        "    time.sleep(0.3)\n",
     )
     result = pytester.runpytest_subprocess("--loop-contract")
-    assert result.ret == 25
     verdict = read_verdict(pytester)
-    assert verdict["tamper"]["detected"]
+    assert result.ret == 25, result.stdout.str()
     assert ("protected_path_modified", "test_calc.py") in {
         (f["code"], f.get("path")) for f in verdict["tamper"]["findings"]
     }
+    assert len(verdict["environment"]["commit"]) == 40  # git ran, with the real PATH
 
 
 def test_results_path(tmp_path: Path) -> None:

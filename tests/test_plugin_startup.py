@@ -19,6 +19,7 @@ import pytest
 from pytest_loopcontract import plugin
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import inner
+from testing.repos import run_cli
 
 pytest_plugins = ["pytester"]
 
@@ -136,7 +137,9 @@ SYS_MODULES = (
     "import json, sys, pytest\n"
     "code = pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'pytest_loopcontract.plugin',"
     " '--loop-contract'])\n"
-    "print(json.dumps({'code': int(code), 'jsonschema': 'jsonschema' in sys.modules}))\n"
+    "print(json.dumps({'code': int(code), 'jsonschema': 'jsonschema' in sys.modules,"
+    " 'yaml': 'yaml' in sys.modules,"
+    " 'presets': 'pytest_loopcontract.contest.presets' in sys.modules}))\n"
 )
 
 
@@ -154,8 +157,61 @@ def test_enabled_after_baseline_it_skips_the_schema(baselined_repo: Path) -> Non
     """The contract pinned at baseline is read without jsonschema (its bytes were validated
     then); before any baseline the same run validates it, and jsonschema loads."""
     pinned = enabled_run(baselined_repo)
-    assert pinned == {"code": 20, "jsonschema": False}
+    assert pinned["code"] == 20
+    assert pinned["jsonschema"] is False
 
 
 def test_enabled_before_baseline_it_validates_the_contract(example_repo: Path) -> None:
-    assert enabled_run(example_repo) == {"code": 20, "jsonschema": True}
+    loaded = enabled_run(example_repo)
+    assert (loaded["code"], loaded["jsonschema"], loaded["yaml"]) == (20, True, True)
+
+
+def test_enabled_it_never_loads_the_agent_presets(baselined_repo: Path) -> None:
+    """The verdict hook's plugin manager also knows the seat adapters; calling it must not
+    import the five agent presets into the test process."""
+    assert enabled_run(baselined_repo)["presets"] is False
+
+
+def test_after_its_first_run_the_pinned_contract_is_read_without_yaml(
+    baselined_repo: Path,
+) -> None:
+    """The first enabled run parses the pinned YAML and keeps the document in the state
+    folder; the next ones read that JSON. The verdict is the same either way."""
+    state = StateDir.of(baselined_repo)
+    first = enabled_run(baselined_repo)
+    first_verdict = json.loads(state.verdict.read_text("utf-8"))
+    kept = json.loads(state.parsed_contract.read_text("utf-8"))
+    second = enabled_run(baselined_repo)
+    second_verdict = json.loads(state.verdict.read_text("utf-8"))
+    assert (first["yaml"], second["yaml"]) == (True, False)
+    assert kept["sha256"] == json.loads(state.baseline.read_text("utf-8"))["contract_sha256"]
+    assert second_verdict["contract"] == first_verdict["contract"]
+    assert [d["id"] for d in second_verdict["dod"]] == [d["id"] for d in first_verdict["dod"]]
+    assert second_verdict["verdict"] == first_verdict["verdict"] == "fail"
+
+
+def test_a_kept_document_for_other_bytes_is_not_used(baselined_repo: Path) -> None:
+    """The cheat: a kept document that says something else, filed under another digest. It
+    is ignored, the YAML is parsed again and the contract's own item is judged."""
+    state = StateDir.of(baselined_repo)
+    forged = {"version": 1, "id": "forged", "goal": "x", "dod": []}
+    state.parsed_contract.write_text(json.dumps({"sha256": "0" * 64, "document": forged}), "utf-8")
+    loaded = enabled_run(baselined_repo)
+    verdict = json.loads(state.verdict.read_text("utf-8"))
+    assert loaded["yaml"] is True
+    assert verdict["contract"]["id"] == "slugify-unicode"
+    assert [d["id"] for d in verdict["dod"]] == ["unicode"]
+
+
+def test_the_launcher_never_reads_the_kept_document(baselined_repo: Path) -> None:
+    """Filed under the pinned digest, a forged document fools only the in-process plugin,
+    whose verdict says ``trust: in-process``; ``verify`` judges by the pinned YAML."""
+    state = StateDir.of(baselined_repo)
+    sha = json.loads(state.baseline.read_text("utf-8"))["contract_sha256"]
+    forged = {"version": 1, "id": "forged", "goal": "x", "mode": "fix", "dod": []}
+    state.parsed_contract.write_text(json.dumps({"sha256": sha, "document": forged}), "utf-8")
+    result = run_cli(baselined_repo, "verify")
+    verdict = json.loads(state.verdict.read_text("utf-8"))
+    assert result.returncode == 20, result.stdout + result.stderr
+    assert verdict["contract"]["id"] == "slugify-unicode"
+    assert verdict["trust"] != "in-process"

@@ -236,13 +236,24 @@ def parse_contract(data: bytes, path: Path) -> Contract:
 def parse_validated(data: bytes, path: Path) -> Contract:
     """Build a contract whose exact bytes were validated before (their SHA-256 is pinned in a
     baseline). Skips the schema pass, which costs more than a short test run can spare."""
+    document = validated_document(data)
+    if document is None:
+        return parse_contract(data, path)
+    return build_validated(document, path, hashlib.sha256(data).hexdigest())
+
+
+def validated_document(data: bytes) -> dict[str, Any] | None:
+    """The YAML document of bytes validated before, or None when it is not a mapping."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     document = yaml.load(data, Loader=loader)  # a safe loader (C or Python)
-    if not isinstance(document, dict):
-        return parse_contract(data, path)
-    return _build(document, path, hashlib.sha256(data).hexdigest())
+    return document if isinstance(document, dict) else None
+
+
+def build_validated(document: Mapping[str, Any], path: Path, sha256: str) -> Contract:
+    """The typed contract from a document that passed the schema (now or at baseline)."""
+    return _build(document, path, sha256)
 
 
 def _strings(value: Any) -> tuple[str, ...]:

@@ -7,19 +7,28 @@ protected files are compared with their pins, so file-level tampering is caught 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
-from pytest_loopcontract.contract.model import Contract, load_contract, parse_validated
+from pytest_loopcontract.contract.model import (
+    Contract,
+    build_validated,
+    load_contract,
+    parse_contract,
+    validated_document,
+)
+from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason
 from pytest_loopcontract.verifier.baseline import BaselineRecord, load_baseline
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
 from pytest_loopcontract.verifier.results import RunResults
+from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
 from pytest_loopcontract.verifier.tamper.pins import pin_findings
 from pytest_loopcontract.verifier.workspace import (
     WorkspaceError,
@@ -31,7 +40,7 @@ from pytest_loopcontract.verifier.workspace import (
     snapshot_worktree,
 )
 
-__all__ = ["load_for_session", "verdict_in_process"]
+__all__ = ["RepoEvidence", "load_for_session", "repo_evidence", "verdict_in_process"]
 
 
 def resolve_contract_path(config: pytest.Config, configured: str) -> Path:
@@ -44,34 +53,99 @@ def resolve_contract_path(config: pytest.Config, configured: str) -> Path:
     return Path(config.rootpath) / path
 
 
+_LOADED = pytest.StashKey[tuple[Path, Contract]]()
+
+
 def load_for_session(config: pytest.Config, configured: str) -> Contract:
-    """Load the contract; bytes already validated and pinned at baseline skip the schema."""
+    """The session's contract, loaded once (both the early hook and ``pytest_configure`` ask).
+
+    Bytes already validated and pinned at baseline skip the schema, and after their first run
+    the YAML parser too: their parsed document is kept in the state folder, keyed by SHA-256.
+    """
     path = resolve_contract_path(config, configured)
-    pinned = _pinned_contract_sha(Path(config.rootpath))
-    if pinned is not None:
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return load_contract(path)
-        if hashlib.sha256(data).hexdigest() == pinned:
-            return parse_validated(data, path)
-    return load_contract(path)
+    held = config.stash.get(_LOADED, None)
+    if held is not None and held[0] == path:
+        return held[1]
+    contract = _load(path, StateDir.of(config.rootpath))
+    config.stash[_LOADED] = (path, contract)
+    return contract
 
 
-def _pinned_contract_sha(root: Path) -> str | None:
+def _load(path: Path, state: StateDir) -> Contract:
+    pinned = _pinned_contract_sha(state)
+    if pinned is None:
+        return load_contract(path)
     try:
-        data = json.loads(StateDir.of(root).baseline.read_text("utf-8"))
+        data = path.read_bytes()
+    except OSError:
+        return load_contract(path)
+    if hashlib.sha256(data).hexdigest() != pinned:
+        return load_contract(path)
+    document = _parsed_document(state, pinned)
+    if document is None:
+        document = validated_document(data)
+        if document is None:
+            return parse_contract(data, path)
+        _keep_parsed_document(state, pinned, document)
+    return build_validated(document, path, pinned)
+
+
+def _pinned_contract_sha(state: StateDir) -> str | None:
+    try:
+        data = json.loads(state.baseline.read_text("utf-8"))
     except (OSError, ValueError):
         return None
     sha = data.get("contract_sha256") if isinstance(data, dict) else None
     return sha if isinstance(sha, str) else None
 
 
+def _parsed_document(state: StateDir, sha256: str) -> dict[str, Any] | None:
+    """The kept document of the contract whose bytes hash to ``sha256``, if one was kept."""
+    try:
+        kept = json.loads(state.parsed_contract.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("sha256") != sha256:
+        return None
+    document = kept.get("document")
+    return document if isinstance(document, dict) else None
+
+
+def _keep_parsed_document(state: StateDir, sha256: str, document: dict[str, Any]) -> None:
+    """Keep the document as JSON when JSON carries it unchanged (YAML also has dates and
+    non-string keys, which JSON would turn into something else: those are not kept)."""
+    try:
+        text = json.dumps({"sha256": sha256, "document": document})
+    except (TypeError, ValueError):
+        return
+    if json.loads(text)["document"] != document:
+        return
+    with contextlib.suppress(OSError):
+        write_text_atomic(state.parsed_contract, text)
+
+
+class RepoEvidence(NamedTuple):
+    """What git says of the work tree the tests ran on, beside the baseline it is judged by."""
+
+    baseline: BaselineRecord | None
+    findings: list[Finding]
+    changed: dict[str, frozenset[int]] | None
+    commit: str | None
+    dirty: bool | None
+    empty: bool | None
+
+
+def repo_evidence(root: Path, contract: Contract) -> RepoEvidence:
+    """The baseline and git's evidence for ``root``. Reads the tree and runs git, nothing of
+    the test session: the writer calls it on a thread once collection has read the test
+    files, so git's processes run beside the tests instead of after them."""
+    baseline = load_baseline(root) if StateDir.of(root).baseline.exists() else None
+    return RepoEvidence(baseline, *_repo_evidence(root, contract, baseline))
+
+
 def _repo_evidence(
     root: Path, contract: Contract, baseline: BaselineRecord | None
 ) -> tuple[list[Finding], dict[str, frozenset[int]] | None, str | None, bool | None, bool | None]:
-    from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
-
     try:
         repo = find_repo(root)
         commit, dirty = resolve_commit(repo, "HEAD"), is_dirty(repo)
@@ -99,11 +173,18 @@ def _repo_evidence(
 
 
 def verdict_in_process(
-    config: pytest.Config, contract: Contract, results: RunResults, started: str, t0: float
+    config: pytest.Config,
+    contract: Contract,
+    results: RunResults,
+    started: str,
+    t0: float,
+    gathered: RepoEvidence | None = None,
 ) -> dict[str, Any]:
+    """The in-process verdict; ``gathered`` is :func:`repo_evidence` when already taken."""
     root = Path(config.rootpath)
-    baseline = load_baseline(root) if StateDir.of(root).baseline.exists() else None
-    findings, changed, commit, dirty, empty = _repo_evidence(root, contract, baseline)
+    if gathered is None:
+        gathered = repo_evidence(root, contract)
+    baseline, findings, changed, commit, dirty, empty = gathered
     errors = []
     status = results.pytest_exitstatus
     if status in (2, 3, 4):

@@ -13,7 +13,9 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -84,13 +86,31 @@ class Pin:
     mode: str
 
 
+_PINNED_ENV: ContextVar[Mapping[str, str] | None] = ContextVar("loopcontract_git_env", default=None)
+
+
+@contextmanager
+def pinned_environment(environ: Mapping[str, str]) -> Iterator[None]:
+    """Run this thread's git with ``environ`` instead of the live ``os.environ``.
+
+    For git on a thread beside a running test session: a test that monkeypatches ``PATH``,
+    ``HOME`` or ``GIT_*`` meanwhile must not change what git sees (nor can iterating the live
+    mapping collide with a test changing it)."""
+    token = _PINNED_ENV.set(environ)
+    try:
+        yield
+    finally:
+        _PINNED_ENV.reset(token)
+
+
 def git(
     root: Path,
     *args: str,
     env: Mapping[str, str] | None = None,
     input_bytes: bytes | None = None,
 ) -> bytes:
-    full_env = dict(os.environ)
+    pinned = _PINNED_ENV.get()
+    full_env = dict(os.environ if pinned is None else pinned)
     for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         full_env.pop(key, None)
     full_env.update(env or {})

@@ -12,7 +12,6 @@ import hashlib
 import json
 import math
 import os
-import secrets
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -97,7 +96,8 @@ class ResultCollector:
 
     def __init__(self, config: pytest.Config, nonce: str | None = None) -> None:
         self.config = config
-        self.nonce = nonce or secrets.token_hex(16)
+        # os.urandom is what ``secrets.token_hex`` reads, without loading ``secrets``/``hmac``
+        self.nonce = nonce or os.urandom(16).hex()
         self.phases: dict[str, dict[str, pytest.TestReport]] = {}
         self.subfailures: dict[str, list[pytest.TestReport]] = {}
         self.doctests: dict[str, str] = {}
