@@ -72,18 +72,15 @@ def lesson_scope(contract: Contract) -> tuple[str, tuple[str, ...]]:
     return domain, tuple(str(tag) for tag in settings.get("tags") or ())
 
 
+_RESULT_LESSON_KEYS = ("id", "domain", "gate", "kind", "what", "evidence", "cause", "rule")
+"""The keys of :meth:`Lesson.to_json` a run result lists, in its order (its provenance, tags,
+times and count stay in the store)."""
+
+
 def lesson_document(lesson: Lesson) -> dict[str, Any]:
-    """A lesson as the run result lists it (its provenance stays in the store)."""
-    return {
-        "id": lesson.id,
-        "domain": lesson.domain,
-        "gate": lesson.gate,
-        "kind": lesson.kind,
-        "what": lesson.what,
-        "evidence": lesson.evidence,
-        "cause": lesson.cause,
-        "rule": lesson.rule,
-    }
+    """A lesson as the run result lists it: a part of the lesson's one JSON form."""
+    whole = lesson.to_json()
+    return {key: whole[key] for key in _RESULT_LESSON_KEYS}
 
 
 def dispatch_payload(role: str, attempt: int, run: SeatRun) -> dict[str, Any]:

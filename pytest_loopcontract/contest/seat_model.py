@@ -187,6 +187,27 @@ class SeatRun:
             "reason": self.reason,
         }
 
+    def with_account(
+        self,
+        status: str,
+        reason: str,
+        notes: tuple[str, ...],
+        tokens: int | None,
+        cost_usd: float | None,
+    ) -> SeatRun:
+        """This run as the seat's own account settles it (its report file, its CLI's output):
+        ``status``, ``reason`` and ``notes`` replace the run's, and ``tokens`` and ``cost_usd``
+        replace the run's figures only where the account gave them (``None`` keeps the run's).
+        One place, so every reader of an account folds its figures the same way."""
+        return replace(
+            self,
+            status=status,
+            reason=reason,
+            notes=notes,
+            tokens=self.tokens if tokens is None else tokens,
+            cost_usd=self.cost_usd if cost_usd is None else cost_usd,
+        )
+
 
 @dataclass(frozen=True)
 class SeatReport:
@@ -285,14 +306,7 @@ def apply_report(run: SeatRun, report: SeatReport) -> SeatRun:
         notes.append(f"report reason: {report.reason}")
     if report.refused and run.status == "timeout":
         notes.append("the report says refused, but the seat timed out first")
-    return replace(
-        run,
-        status=status,
-        reason=reason,
-        tokens=report.tokens if report.tokens is not None else run.tokens,
-        cost_usd=report.cost_usd if report.cost_usd is not None else run.cost_usd,
-        notes=tuple(notes),
-    )
+    return run.with_account(status, reason, tuple(notes), report.tokens, report.cost_usd)
 
 
 def _one_line(text: str) -> str:

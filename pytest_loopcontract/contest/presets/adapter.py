@@ -60,12 +60,6 @@ def apply_reading(run: SeatRun, reading: Reading) -> SeatRun:
     status, reason = run.status, run.reason
     if reading.outcome is not None and run.status in _READ_STATUSES:
         status, reason = reading.outcome, reading.reason
-    return replace(
-        run,
-        status=status,
-        reason=reason,
-        tokens=reading.tokens if reading.tokens is not None else run.tokens,
-        cost_usd=reading.cost_usd if reading.cost_usd is not None else run.cost_usd,
-        reply=reading.reply,
-        notes=(*run.notes, *reading.notes),
-    )
+    notes = (*run.notes, *reading.notes)
+    folded = run.with_account(status, reason, notes, reading.tokens, reading.cost_usd)
+    return replace(folded, reply=reading.reply)
