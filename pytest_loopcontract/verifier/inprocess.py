@@ -25,7 +25,7 @@ from pytest_loopcontract.contract.model import (
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason
-from pytest_loopcontract.verifier.baseline import BaselineRecord, load_baseline
+from pytest_loopcontract.verifier.baseline_record import BaselineRecord, load_baseline
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
