@@ -211,21 +211,27 @@ def _unwait(sub: SubParsers) -> None:
     _by_login(p)
 
 
-def _pause(sub: SubParsers) -> None:
-    p = _command(sub, "pause", "no new agent turn until 'resume' (takes effect between turns)")
+def _control(sub: SubParsers, name: str, help_text: str, *, reason: bool) -> None:
+    """A loop control command: its record names who (``--by``) and, where it takes one, why."""
+    p = _command(sub, name, help_text)
     _by_login(p)
-    p.add_argument("--reason", metavar="TEXT")
+    if reason:
+        p.add_argument("--reason", metavar="TEXT")
+
+
+def _pause(sub: SubParsers) -> None:
+    help_text = "no new agent turn until 'resume' (takes effect between turns)"
+    _control(sub, "pause", help_text, reason=True)
 
 
 def _resume(sub: SubParsers) -> None:
-    p = _command(sub, "resume", "lift a pause ('loop --resume' restarts a stopped loop)")
-    _by_login(p)
+    help_text = "lift a pause ('loop --resume' restarts a stopped loop)"
+    _control(sub, "resume", help_text, reason=False)
 
 
 def _clear(sub: SubParsers) -> None:
-    p = _command(sub, "clear", "end the loop before its next turn; drops barriers and a pause")
-    _by_login(p)
-    p.add_argument("--reason", metavar="TEXT")
+    help_text = "end the loop before its next turn; drops barriers and a pause"
+    _control(sub, "clear", help_text, reason=True)
 
 
 def _next(sub: SubParsers) -> None:
