@@ -84,6 +84,13 @@ def _quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no live progress on stderr")
 
 
+def _suite_run(p: argparse.ArgumentParser) -> None:
+    """The options of a command that runs the suite itself (``baseline``, ``verify``): the
+    interpreter it runs under, and ``-q``."""
+    p.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
+    _quiet(p)
+
+
 def _init(sub: SubParsers) -> None:
     p = _command(sub, "init", "scaffold a contract (optionally from a markdown checklist)")
     p.add_argument(
@@ -106,8 +113,7 @@ def _baseline(sub: SubParsers) -> None:
         sub, "baseline", "run the suite on the base commit; record fail-to-pass, pass-to-pass, pins"
     )
     p.add_argument("--base", metavar="REF", help="base commit (default: HEAD, tree must be clean)")
-    p.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
-    _quiet(p)
+    _suite_run(p)
 
 
 def _verify(sub: SubParsers) -> None:
@@ -115,8 +121,7 @@ def _verify(sub: SubParsers) -> None:
         sub, "verify", "verify the working tree in an isolated scratch copy; write the verdict"
     )
     p.add_argument("--candidate", metavar="REF", help="verify a commit instead of the work tree")
-    p.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
-    _quiet(p)
+    _suite_run(p)
     p.add_argument(
         "--verdict", metavar="PATH", help="verdict path (default .loop-contract/verdict.json)"
     )
