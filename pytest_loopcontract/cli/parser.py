@@ -84,6 +84,13 @@ def _quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no live progress on stderr")
 
 
+def _suite_run(p: argparse.ArgumentParser) -> None:
+    """The options of a command that runs the suite itself (``baseline``, ``verify``): the
+    interpreter it runs under, and ``-q``."""
+    p.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
+    _quiet(p)
+
+
 def _init(sub: SubParsers) -> None:
     p = _command(sub, "init", "scaffold a contract (optionally from a markdown checklist)")
     p.add_argument(
@@ -106,8 +113,7 @@ def _baseline(sub: SubParsers) -> None:
         sub, "baseline", "run the suite on the base commit; record fail-to-pass, pass-to-pass, pins"
     )
     p.add_argument("--base", metavar="REF", help="base commit (default: HEAD, tree must be clean)")
-    p.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
-    _quiet(p)
+    _suite_run(p)
 
 
 def _verify(sub: SubParsers) -> None:
@@ -115,8 +121,7 @@ def _verify(sub: SubParsers) -> None:
         sub, "verify", "verify the working tree in an isolated scratch copy; write the verdict"
     )
     p.add_argument("--candidate", metavar="REF", help="verify a commit instead of the work tree")
-    p.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
-    _quiet(p)
+    _suite_run(p)
     p.add_argument(
         "--verdict", metavar="PATH", help="verdict path (default .loop-contract/verdict.json)"
     )
@@ -211,21 +216,27 @@ def _unwait(sub: SubParsers) -> None:
     _by_login(p)
 
 
-def _pause(sub: SubParsers) -> None:
-    p = _command(sub, "pause", "no new agent turn until 'resume' (takes effect between turns)")
+def _control(sub: SubParsers, name: str, help_text: str, *, reason: bool) -> None:
+    """A loop control command: its record names who (``--by``) and, where it takes one, why."""
+    p = _command(sub, name, help_text)
     _by_login(p)
-    p.add_argument("--reason", metavar="TEXT")
+    if reason:
+        p.add_argument("--reason", metavar="TEXT")
+
+
+def _pause(sub: SubParsers) -> None:
+    help_text = "no new agent turn until 'resume' (takes effect between turns)"
+    _control(sub, "pause", help_text, reason=True)
 
 
 def _resume(sub: SubParsers) -> None:
-    p = _command(sub, "resume", "lift a pause ('loop --resume' restarts a stopped loop)")
-    _by_login(p)
+    help_text = "lift a pause ('loop --resume' restarts a stopped loop)"
+    _control(sub, "resume", help_text, reason=False)
 
 
 def _clear(sub: SubParsers) -> None:
-    p = _command(sub, "clear", "end the loop before its next turn; drops barriers and a pause")
-    _by_login(p)
-    p.add_argument("--reason", metavar="TEXT")
+    help_text = "end the loop before its next turn; drops barriers and a pause"
+    _control(sub, "clear", help_text, reason=True)
 
 
 def _next(sub: SubParsers) -> None:

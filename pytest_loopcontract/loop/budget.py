@@ -102,25 +102,34 @@ def _number_text(value: str, what: str) -> float:
         raise ValueError(f"{what} {value!r} is not a number") from None
 
 
+def _spend_number(value: str | float, what: str, text: Callable[[str], float]) -> float:
+    """``value`` as a finite number: a string read by ``text``, a JSON number as it is (an int
+    stays exact). A bool or anything else is no number: a ValueError names ``what`` and it."""
+    number: float
+    if isinstance(value, str):
+        number = text(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = value
+    else:
+        raise ValueError(f"{what} {value!r} is not a number")
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ValueError(f"{what} {value!r} is not a finite number")
+    return number
+
+
+def _tokens_text(value: str) -> float:
+    """A token count as typed: a whole number exactly, else whatever ``float`` reads."""
+    try:
+        return int(value.strip())
+    except ValueError:
+        return _number_text(value, "tokens")
+
+
 def _parse_tokens(value: str | float | None) -> int:
     if value is None:
         return 0
-    if isinstance(value, bool):
-        raise ValueError(f"tokens {value!r} is not a number")
-    if isinstance(value, int):
-        number: float = value
-    elif isinstance(value, float):
-        number = value
-    elif isinstance(value, str):
-        try:
-            number = int(value.strip())
-        except ValueError:
-            number = _number_text(value, "tokens")
-    else:
-        raise ValueError(f"tokens {value!r} is not a number")
+    number = _spend_number(value, "tokens", _tokens_text)
     if isinstance(number, float):
-        if not math.isfinite(number):
-            raise ValueError(f"tokens {value!r} is not a finite number")
         if not number.is_integer():
             raise ValueError(f"tokens {value!r} is not a whole number")
         number = int(number)
@@ -132,16 +141,7 @@ def _parse_tokens(value: str | float | None) -> int:
 def _parse_usd(value: str | float | None) -> float:
     if value is None:
         return 0.0
-    if isinstance(value, bool):
-        raise ValueError(f"usd {value!r} is not a number")
-    if isinstance(value, str):
-        number = _number_text(value, "usd")
-    elif isinstance(value, (int, float)):
-        number = float(value)
-    else:
-        raise ValueError(f"usd {value!r} is not a number")
-    if not math.isfinite(number):
-        raise ValueError(f"usd {value!r} is not a finite number")
+    number = float(_spend_number(value, "usd", lambda text: _number_text(text, "usd")))
     if number < 0:
         raise ValueError(f"usd {value!r} is negative; spend cannot be refunded")
     if number > MAX_USD:

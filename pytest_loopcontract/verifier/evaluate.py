@@ -28,10 +28,13 @@ from pytest_loopcontract.verifier.results import RunResults
 
 __all__ = [
     "Evidence",
+    "contract_summary",
+    "error_verdict",
     "evaluate",
     "outcomes_with_collect_errors",
     "outside_import_errors",
     "run_command_gate",
+    "run_timing",
 ]
 
 OUTPUT_TAIL_BYTES = 4096
@@ -145,14 +148,9 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
 
     tests = _test_rows(results)
     withhold_messages(tests, (h.to for h in contract.hidden_tests()))
-    finished = utc_now()
+    timing = run_timing(evidence.started, evidence.started_monotonic)
     document = build_verdict(
-        contract={
-            "path": evidence.contract_relpath,
-            "id": contract.id,
-            "sha256": contract.sha256,
-            "mode": contract.mode,
-        },
+        contract=contract_summary(contract, evidence.contract_relpath),
         trust=evidence.trust,
         nonce=evidence.nonce,
         dod=dod,
@@ -165,11 +163,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
         tests=tests,
         baseline=_baseline_summary(evidence),
         environment=_environment(evidence),
-        timing={
-            "started": evidence.started,
-            "finished": finished,
-            "duration_s": round(time.monotonic() - evidence.started_monotonic, 6),
-        },
+        timing=timing,
         tool_version=pytest_loopcontract.__version__,
         egress=_egress_summary(contract, results),
         confinement=evidence.confinement,
@@ -178,6 +172,53 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
     )
     hooks.plugin_manager().hook.loopcontract_verdict(verdict=document)
     return document
+
+
+def contract_summary(contract: Contract, relpath: str) -> dict[str, Any]:
+    """The verdict's ``contract`` section: which contract judged the run, and where it lives."""
+    return {"path": relpath, "id": contract.id, "sha256": contract.sha256, "mode": contract.mode}
+
+
+def run_timing(started: str, started_monotonic: float) -> dict[str, Any]:
+    """The verdict's ``timing`` section for a run that ends now (monotonic duration)."""
+    return {
+        "started": started,
+        "finished": utc_now(),
+        "duration_s": round(time.monotonic() - started_monotonic, 6),
+    }
+
+
+def error_verdict(
+    contract: Contract,
+    reason: Reason,
+    *,
+    relpath: str,
+    trust: str,
+    nonce: str,
+    baseline: Mapping[str, Any],
+    environment: Mapping[str, Any],
+    timing: Mapping[str, Any],
+) -> dict[str, Any]:
+    """An ``error`` verdict that judged nothing: no test ran, no gate was evaluated.
+
+    What a run leaves when it cannot be judged at all (the in-process run that never finished,
+    the launcher's stale baseline): one reason is the whole verdict. Built straight from the
+    verdict model, without gates or sensors, so it costs next to nothing."""
+    return build_verdict(
+        contract=contract_summary(contract, relpath),
+        trust=trust,
+        nonce=nonce,
+        dod=[],
+        hard=[],
+        measured=[],
+        findings=[],
+        errors=[reason],
+        tests=[],
+        baseline=baseline,
+        environment=environment,
+        timing=timing,
+        tool_version=pytest_loopcontract.__version__,
+    )
 
 
 def _hard_gates(

@@ -24,9 +24,14 @@ from pytest_loopcontract.contract.model import (
 )
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verdict import Finding, Reason
+from pytest_loopcontract.verdict import Finding, Reason, environment_info
 from pytest_loopcontract.verifier.baseline_record import BaselineRecord, load_baseline
-from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors
+from pytest_loopcontract.verifier.evaluate import (
+    Evidence,
+    error_verdict,
+    evaluate,
+    outside_import_errors,
+)
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
 from pytest_loopcontract.verifier.tamper.pins import pin_findings
@@ -216,32 +221,16 @@ def verdict_in_process(
 def incomplete_verdict(
     config: pytest.Config, contract: Contract, nonce: str, started: str
 ) -> dict[str, Any]:
-    """The verdict a run that never reaches its end leaves behind: ``error``, not stale.
-
-    Built straight from the verdict model (no gates, no sensors), so it costs next to nothing.
-    """
-    from pytest_loopcontract import __version__
-    from pytest_loopcontract.verdict import build_verdict, environment_info
-
-    return build_verdict(
-        contract={
-            "path": _relpath(contract, Path(config.rootpath)),
-            "id": contract.id,
-            "sha256": contract.sha256,
-            "mode": contract.mode,
-        },
+    """The verdict a run that never reaches its end leaves behind: ``error``, not stale."""
+    return error_verdict(
+        contract,
+        Reason("run_incomplete", "the test run started but never finished"),
+        relpath=_relpath(contract, Path(config.rootpath)),
         trust="in-process",
         nonce=nonce,
-        dod=[],
-        hard=[],
-        measured=[],
-        findings=[],
-        errors=[Reason("run_incomplete", "the test run started but never finished")],
-        tests=[],
         baseline={"fail_to_pass": [], "pass_to_pass": {}, "recorded": False},
         environment=environment_info(None, None),
         timing={"started": started, "finished": started, "duration_s": 0.0},
-        tool_version=__version__,
     )
 
 

@@ -20,17 +20,15 @@ hide its contract edit gains nothing but "re-run baseline", and nothing of its t
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract import __version__
 from pytest_loopcontract.contract.model import Contract
-from pytest_loopcontract.fsio import utc_now
 from pytest_loopcontract.idsets import pack_ids
-from pytest_loopcontract.verdict import BASELINE_STALE, Reason, build_verdict, environment_info
+from pytest_loopcontract.verdict import BASELINE_STALE, Reason, environment_info
 from pytest_loopcontract.verifier.baseline import BaselineRecord
 from pytest_loopcontract.verifier.candidate import Candidate
+from pytest_loopcontract.verifier.evaluate import error_verdict, run_timing
 from pytest_loopcontract.verifier.workspace import WorkspaceError, git
 
 __all__ = ["stale_baseline", "stale_verdict"]
@@ -83,21 +81,12 @@ def stale_verdict(
     started: tuple[str, float],
 ) -> dict[str, Any]:
     """The ``error`` verdict (exit 27) for a stale baseline: no test ran, nothing was judged."""
-    document = build_verdict(
-        contract={
-            "path": baseline.contract_path,
-            "id": contract.id,
-            "sha256": contract.sha256,
-            "mode": contract.mode,
-        },
+    return error_verdict(
+        contract,
+        reason,
+        relpath=baseline.contract_path,
         trust="isolated",
         nonce=nonce,
-        dod=[],
-        hard=[],
-        measured=[],
-        findings=[],
-        errors=[reason],
-        tests=[],
         baseline={
             "recorded": True,
             "commit": baseline.commit,
@@ -105,11 +94,5 @@ def stale_verdict(
             "pass_to_pass": pack_ids(baseline.pass_to_pass),
         },
         environment=environment_info(candidate.commit, candidate.dirty),
-        timing={
-            "started": started[0],
-            "finished": utc_now(),
-            "duration_s": round(time.monotonic() - started[1], 6),
-        },
-        tool_version=__version__,
+        timing=run_timing(*started),
     )
-    return document

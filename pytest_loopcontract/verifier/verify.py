@@ -114,7 +114,8 @@ def _refused(refusal: Reason) -> dict[str, Any]:
 @dataclass(frozen=True)
 class _Session:
     """What every pytest run of one verify shares: the pinned referee, the candidate's tree,
-    the hidden tests and the confinement (None when the sandbox could not be set up)."""
+    the hidden tests and the confinement (None when the sandbox could not be set up, and
+    ``refusal`` says why)."""
 
     root: Path
     baseline: BaselineRecord
@@ -122,6 +123,7 @@ class _Session:
     candidate: Candidate
     hidden: list[HiddenFile]
     setup: RunSetup | None
+    refusal: Reason | None
 
     @property
     def globs(self) -> list[str]:
@@ -204,28 +206,34 @@ def _gather(session: _Session, history: History | None) -> _Gathered:
     return _Gathered(found.findings, checks=found.checks, checkpoints=found.checkpoints)
 
 
-def _first_run(
-    session: _Session,
-    scratch: Path,
-    nonce: str,
-    coverage_data: Path | None,
-    refusal: Reason | None,
-) -> tuple[PytestRun, list[Reason], list[Finding]]:
+@dataclass(frozen=True)
+class _MainRun:
+    """The main test run's own facts, which its checks and the verdict's evidence all read."""
+
+    scratch: Path  # the prepared copy the main run (and its reruns) run in
+    nonce: str
+    started: tuple[str, float]  # when the verify began: UTC text and the monotonic clock
+    coverage_data: Path | None  # where coverage.py writes, when a measured gate needs it
+
+
+def _first_run(session: _Session, main: _MainRun) -> tuple[PytestRun, list[Reason], list[Finding]]:
     """The main test run (or the refusal standing in for it), its errors and its findings."""
     contract, baseline, setup = session.contract, session.baseline, session.setup
     if setup is None:
+        refusal = session.refusal
         assert refusal is not None  # set exactly when the setup failed
         return PytestRun(None, None, refusal.message, "", 0.0, False), [refusal], []
+    scratch = main.scratch
     referee = referee_digests(scratch, session.frozen)
     observe.phase("running the tests")
     run = run_pytest(
         scratch,
-        nonce=nonce,
+        nonce=main.nonce,
         autoload=False,
         plugins=baseline.plugins,
         extra_args=list(contract.pytest.args),
         timeout=contract.pytest.timeout,
-        coverage_data=coverage_data,
+        coverage_data=main.coverage_data,
         testenv=setup.testenv,
         confinement=setup.confinement,
         egress=contract.egress_allow,
@@ -262,16 +270,16 @@ def _rerun_flaky(
 
 
 def _after_run(
-    session: _Session, scratch: Path, nonce: str, run: PytestRun, errors: list[Reason]
+    session: _Session, main: _MainRun, run: PytestRun, errors: list[Reason]
 ) -> tuple[RunResults, list[dict[str, Any]], list[Finding]]:
     """Reruns of flaky tests, then what the results show: doctests, cross-checks.
 
     Appends to ``errors`` (tests that imported an installed copy)."""
     baseline, contract = session.baseline, session.contract
-    results = run.results or RunResults(nonce=nonce)
+    results = run.results or RunResults(nonce=main.nonce)
     reruns: list[dict[str, Any]] = []
     if session.setup is not None and contract.pytest.reruns and not errors:
-        results, reruns = _rerun_flaky(session, scratch, results)
+        results, reruns = _rerun_flaky(session, main.scratch, results)
     errors += outside_import_errors(results)
     findings = doctest_findings(
         dict(baseline.extra.get("doctests") or {}), results.doctests, list(contract.protect.allow)
@@ -282,7 +290,7 @@ def _after_run(
         expected = [] if errors else [*baseline.fail_to_pass, *baseline.pass_to_pass]
         findings += crosscheck_findings(
             run.results,
-            nonce=nonce,
+            nonce=main.nonce,
             exit_code=run.exit_code,
             expected=expected,
             allowed_plugins=baseline.plugins,
@@ -322,31 +330,22 @@ class _Gathered:
     checkpoints: list[Reason] = field(default_factory=list)
 
 
-def _evidence(
-    session: _Session,
-    gathered: _Gathered,
-    *,
-    nonce: str,
-    scratch: Path,
-    started: tuple[str, float],
-    coverage_data: Path | None,
-    run: PytestRun,
-    refusal: Reason | None,
-) -> Evidence:
+def _evidence(session: _Session, gathered: _Gathered, main: _MainRun, run: PytestRun) -> Evidence:
     """The launcher's evidence for :func:`evaluate`, trust ``isolated``."""
     baseline, candidate, setup = session.baseline, session.candidate, session.setup
+    scratch, coverage_data = main.scratch, main.coverage_data
     if setup is None:
-        assert refusal is not None  # set exactly when the setup failed
-        confinement = _refused(refusal)
+        assert session.refusal is not None  # set exactly when the setup failed
+        confinement = _refused(session.refusal)
     else:
         confinement = setup.describe(run)
     return Evidence(
         trust="isolated",
-        nonce=nonce,
+        nonce=main.nonce,
         workdir=scratch,
         contract_relpath=baseline.contract_path,
-        started=started[0],
-        started_monotonic=started[1],
+        started=main.started[0],
+        started_monotonic=main.started[1],
         fail_to_pass=baseline.fail_to_pass,
         pass_to_pass=baseline.pass_to_pass,
         base_commit=baseline.commit,
@@ -369,27 +368,20 @@ def _evidence(
 
 
 def _judge(
-    session: _Session,
-    gathering: Future[_Gathered],
-    scratch: Path,
-    *,
-    nonce: str,
-    coverage_data: Path | None,
-    refusal: Reason | None,
-    started: tuple[str, float],
+    session: _Session, gathering: Future[_Gathered], main: _MainRun
 ) -> tuple[dict[str, Any], PytestRun, float]:
-    """Run the tests in the prepared ``scratch`` copy, check the run, evaluate the verdict.
+    """Run the tests in the prepared scratch copy, check the run, evaluate the verdict.
 
     Returns the verdict, the main run and the seconds the main run took (not launcher time)."""
     runner = _vacuous_runner(session)
     early = _start_vacuous(session, runner)
     try:
         t_before = time.monotonic()
-        run, errors, found = _first_run(session, scratch, nonce, coverage_data, refusal)
+        run, errors, found = _first_run(session, main)
         in_run = time.monotonic() - t_before
         gathered = gathering.result()
         gathered.errors = errors
-        results, gathered.reruns, more = _after_run(session, scratch, nonce, run, gathered.errors)
+        results, gathered.reruns, more = _after_run(session, main, run, gathered.errors)
         abnormal = bool(gathered.errors) or run.results is None
         skip = "the test run ended abnormally" if abnormal else ""
         vacuous = vacuous_pass_check(
@@ -400,19 +392,40 @@ def _judge(
             early.close()
     gathered.findings += [*found, *more, *vacuous.findings]
     gathered.checks += vacuous.checks
-    evidence = _evidence(
-        session,
-        gathered,
-        nonce=nonce,
-        scratch=scratch,
-        started=started,
-        coverage_data=coverage_data,
-        run=run,
-        refusal=refusal,
-    )
-    document = evaluate(session.contract, results, evidence)
+    document = evaluate(session.contract, results, _evidence(session, gathered, main, run))
     scrub_quotes(document, session.hidden)  # a quoted hidden line in any message is replaced
     return document, run, in_run
+
+
+def _run_session(
+    session: _Session,
+    history: History | None,
+    *,
+    nonce: str,
+    started: tuple[str, float],
+    keep_scratch: bool,
+) -> tuple[dict[str, Any], PytestRun, float]:
+    """Prepare the scratch copy, judge the candidate in it, then clean up.
+
+    Returns the verdict, the main run and the launcher's own seconds (not the main run's)."""
+    scratch = make_scratch(tree_bytes=session.candidate.size)
+    private = Path(tempfile.mkdtemp(prefix="loopcontract-private-"))
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-gather")
+    try:
+        gathering = pool.submit(_gather, session, history)
+        observe.phase("preparing the scratch copy")
+        session.prepare(scratch)
+        coverage = private / "coverage.data" if _needs_coverage(session.contract) else None
+        main = _MainRun(scratch, nonce, started, coverage)
+        document, run, in_run = _judge(session, gathering, main)
+        launcher_seconds = time.monotonic() - started[1] - in_run
+    finally:
+        pool.shutdown(wait=True)
+        remove_hidden(scratch, session.hidden)
+        if not keep_scratch:
+            remove_tree_later(scratch)
+        remove_tree(private)
+    return document, run, launcher_seconds
 
 
 def verify(
@@ -442,31 +455,10 @@ def verify(
         )
         write_json_atomic(target, document)
         return VerifyOutcome(document, target, time.monotonic() - t0, 0.0)
-    session = _Session(root, baseline, contract, candidate, hidden, setup)
-    scratch = make_scratch(tree_bytes=candidate.size)
-    private = Path(tempfile.mkdtemp(prefix="loopcontract-private-"))
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-gather")
-    try:
-        gathering = pool.submit(_gather, session, history)
-        observe.phase("preparing the scratch copy")
-        session.prepare(scratch)
-        coverage_data = private / "coverage.data" if _needs_coverage(contract) else None
-        document, run, in_run = _judge(
-            session,
-            gathering,
-            scratch,
-            nonce=nonce,
-            coverage_data=coverage_data,
-            refusal=refusal,
-            started=(started, t0),
-        )
-        launcher_seconds = time.monotonic() - t0 - in_run
-    finally:
-        pool.shutdown(wait=True)
-        remove_hidden(scratch, hidden)
-        if not keep_scratch:
-            remove_tree_later(scratch)
-        remove_tree(private)
+    session = _Session(root, baseline, contract, candidate, hidden, setup, refusal)
+    document, run, launcher_seconds = _run_session(
+        session, history, nonce=nonce, started=(started, t0), keep_scratch=keep_scratch
+    )
     observe.phase("writing the verdict")
     write_json_atomic(target, document)
     failing = VerdictView(document).failing_tests()
