@@ -213,4 +213,4 @@ def test_real_paths_of_module_files_match_realpath(tmp_path: Path) -> None:
     real = _RealPaths()
     for rel in ("pkg/mod.py", "linked/mod.py", "linked/alias.py", "pkg/far.py", "linked/far.py"):
         file = str(tmp_path / rel)
-        assert real(file) == Path(os.path.realpath(file)), rel
+        assert real(file) == os.path.realpath(file), rel

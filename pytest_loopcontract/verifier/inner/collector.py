@@ -98,7 +98,11 @@ class ResultCollector:
         self.config = config
         # os.urandom is what ``secrets.token_hex`` reads, without loading ``secrets``/``hmac``
         self.nonce = nonce or os.urandom(16).hex()
+        # The phase reports of the tests still running; at teardown a test's reports become
+        # its one outcome record in ``finished`` (in first-report order), so a long run holds
+        # one small record per test rather than a dict of three reports.
         self.phases: dict[str, dict[str, pytest.TestReport]] = {}
+        self.finished: dict[str, dict[str, Any] | None] = {}
         self.subfailures: dict[str, list[pytest.TestReport]] = {}
         self.doctests: dict[str, str] = {}
         self.metrics: list[dict[str, Any]] = []
@@ -135,10 +139,14 @@ class ResultCollector:
             if report.failed:
                 self.subfailures.setdefault(report.nodeid, []).append(report)
             return
-        phases = self.phases.setdefault(report.nodeid, {})
+        nodeid = report.nodeid
+        self.finished.setdefault(nodeid, None)
+        phases = self.phases.setdefault(nodeid, {})
         phases[report.when] = report
         if report.when == "teardown":
             self._harvest_properties(report)
+            del self.phases[nodeid]
+            self.finished[nodeid] = _combine(nodeid, phases, self.subfailures.get(nodeid, ()))
 
     def _harvest_properties(self, report: pytest.TestReport) -> None:
         for key, value in report.user_properties:
@@ -170,8 +178,8 @@ class ResultCollector:
         return {
             "nonce": self.nonce,
             "tests": [
-                _combine(nodeid, phases, self.subfailures.get(nodeid, ()))
-                for nodeid, phases in self.phases.items()
+                record or _combine(nodeid, self.phases[nodeid], self.subfailures.get(nodeid, ()))
+                for nodeid, record in self.finished.items()
             ],
             "metrics": list(self.metrics),
             "collect_errors": list(self.collect_errors),
@@ -267,20 +275,18 @@ def _short(text: str, limit: int = MESSAGE_LIMIT) -> str:
     return "..." + text[-limit:]
 
 
-def _root_aliases(root: Path) -> list[Path]:
+def _root_aliases(root: Path) -> list[str]:
     """The run's root and the places the sandbox shows the same tree (the repository's own
     path, where an editable install points)."""
-    aliases = [root.resolve()]
+    aliases = [str(root.resolve())]
     extra = os.environ.get("LOOP_CONTRACT_ROOT_ALIASES", "")
-    aliases += [Path(p) for p in extra.split(os.pathsep) if p]
+    aliases += [os.path.normpath(p) for p in extra.split(os.pathsep) if p]
     return aliases
 
 
-def _inside(path: Path, roots: Sequence[Path]) -> Path | None:
-    text = str(path)
+def _inside(path: str, roots: Sequence[str]) -> str | None:
     for root in roots:
-        folder = str(root)
-        if text == folder or text.startswith(folder.rstrip(os.sep) + os.sep):
+        if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
             return root
     return None
 
@@ -288,18 +294,21 @@ def _inside(path: Path, roots: Sequence[Path]) -> Path | None:
 class _RealPaths:
     """``os.path.realpath`` of many module files, each folder resolved once: a file that is
     no symlink itself is its real folder plus its name (one ``lstat`` instead of one per path
-    component, for the thousand modules a run imports)."""
+    component, for the thousand modules a run imports).
+
+    Strings throughout, never ``Path``: pathlib interns every part it parses, and the parts of
+    a run's module paths grew CPython's table of interned strings by about 1 MiB."""
 
     def __init__(self) -> None:
         self.folders: dict[str, str] = {}
 
-    def __call__(self, file: str) -> Path:
+    def __call__(self, file: str) -> str:
         folder, name = os.path.split(file)
         real = self.folders.get(folder)
         if real is None:
             real = self.folders[folder] = os.path.realpath(folder)
         path = os.path.join(real, name)
-        return Path(os.path.realpath(path) if os.path.islink(path) else path)
+        return os.path.realpath(path) if os.path.islink(path) else path
 
 
 def outside_imports(root: Path) -> list[dict[str, str]]:
@@ -312,14 +321,19 @@ def outside_imports(root: Path) -> list[dict[str, str]]:
         file = getattr(module, "__file__", None)
         if "." in name or not file:
             continue
-        local = next(
-            (c for c in (root / name, root / "src" / name, root / f"{name}.py") if c.exists()),
-            None,
-        )
+        local = _local_code(str(root), name)
         if local is None or _inside(real(str(file)), roots) is not None:
             continue
-        found.append({"module": name, "imported": str(file), "local": str(local.relative_to(root))})
+        found.append({"module": name, "imported": str(file), "local": local})
     return sorted(found, key=lambda e: e["module"])
+
+
+def _local_code(root: str, name: str) -> str | None:
+    """Where ``root`` has code named ``name`` (relative), if it has."""
+    for rel in (name, os.path.join("src", name), f"{name}.py"):
+        if os.path.exists(os.path.join(root, rel)):
+            return rel
+    return None
 
 
 def module_origins(root: Path) -> dict[str, str]:
@@ -337,8 +351,11 @@ def module_origins(root: Path) -> dict[str, str]:
             continue
         path = real(file)
         base = _inside(path, roots)
-        if base is not None and "__pycache__" not in path.parts:
-            origins[name] = path.relative_to(base).as_posix()
+        if base is None:
+            continue
+        rel = os.path.relpath(path, base)
+        if "__pycache__" not in rel.split(os.sep):
+            origins[name] = rel.replace(os.sep, "/")
     return dict(sorted(origins.items()))
 
 
