@@ -358,8 +358,8 @@ def _baseline_then_edit_tests(pytester: pytest.Pytester, edited_tests: str) -> N
 def test_tests_that_break_git_do_not_blind_the_pin_check(pytester: pytest.Pytester) -> None:
     """The cheat: beside an edited pinned test, a test empties ``PATH`` and points ``GIT_DIR``
     nowhere for the rest of the session, so git found nothing when the evidence was read at
-    the session's end. Git now looks at the tree once collection is done, with the
-    environment of that moment, and the edit is still caught."""
+    the session's end. Git now runs with the environment kept before the first test, and the
+    edit is still caught."""
     _baseline_then_edit_tests(
         pytester,
         "import os, time\n\ndef test_add():\n    assert True\n\ndef test_other():\n"

@@ -141,9 +141,7 @@ class RepoEvidence(NamedTuple):
 
 
 def repo_evidence(root: Path, contract: Contract) -> RepoEvidence:
-    """The baseline and git's evidence for ``root``. Reads the tree and runs git, nothing of
-    the test session: the writer calls it on a thread once collection has read the test
-    files, so git's processes run beside the tests instead of after them."""
+    """The baseline and git's evidence for ``root``: the tree as the tests left it."""
     baseline = load_baseline(root) if StateDir.of(root).baseline.exists() else None
     return RepoEvidence(baseline, *_repo_evidence(root, contract, baseline))
 
@@ -183,13 +181,9 @@ def verdict_in_process(
     results: RunResults,
     started: str,
     t0: float,
-    gathered: RepoEvidence | None = None,
 ) -> dict[str, Any]:
-    """The in-process verdict; ``gathered`` is :func:`repo_evidence` when already taken."""
     root = Path(config.rootpath)
-    if gathered is None:
-        gathered = repo_evidence(root, contract)
-    baseline, findings, changed, commit, dirty, empty = gathered
+    baseline, findings, changed, commit, dirty, empty = repo_evidence(root, contract)
     errors = []
     status = results.pytest_exitstatus
     if status in (2, 3, 4):

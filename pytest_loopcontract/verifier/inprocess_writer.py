@@ -8,10 +8,8 @@ turns the plugin on.
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import pytest
 
@@ -21,43 +19,11 @@ from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import render_checklist
 from pytest_loopcontract.verifier.inner import leftover_egress
 from pytest_loopcontract.verifier.inner.collector import ResultCollector
-from pytest_loopcontract.verifier.inprocess import (
-    RepoEvidence,
-    incomplete_verdict,
-    repo_evidence,
-    verdict_in_process,
-)
+from pytest_loopcontract.verifier.inprocess import incomplete_verdict, verdict_in_process
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.workspace import pinned_environment
 
 __all__ = ["VerdictWriter"]
-
-T = TypeVar("T")
-
-
-class _OnThread(Generic[T]):
-    """One call on a daemon thread; :meth:`result` waits for it and re-raises what it raised.
-
-    A plain thread rather than ``concurrent.futures``: this runs inside the test process,
-    where every module the plugin loads is paid by every enabled run."""
-
-    def __init__(self, call: Callable[[], T], name: str) -> None:
-        self._value: T | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(call,), name=name, daemon=True)
-        self._thread.start()
-
-    def _run(self, call: Callable[[], T]) -> None:
-        try:
-            self._value = call()
-        except BaseException as exc:  # re-raised in the caller's thread by result()
-            self._error = exc
-
-    def result(self) -> T:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value  # type: ignore[return-value]
 
 
 class VerdictWriter(ResultCollector):
@@ -68,7 +34,7 @@ class VerdictWriter(ResultCollector):
         self.contract = contract
         self.started_at = ""
         self.verdict: dict[str, Any] | None = None
-        self._evidence: _OnThread[RepoEvidence] | None = None
+        self._environ: dict[str, str] | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.started_at = utc_now()
@@ -83,16 +49,13 @@ class VerdictWriter(ResultCollector):
         )
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Collection has read the test files: git looks at the tree now, beside the tests
-        (the tree they were collected from, which is what the verdict is about)."""
+        """Keep the environment as it is before any test runs: git reads the tree at the
+        session's end with it, so a test that empties ``PATH`` or points ``GIT_DIR`` elsewhere
+        cannot blind the pin check. (Git does not run beside the tests: a file they are
+        writing, such as pytest-cov's ``.coverage``, makes ``git add`` fail on unstable data.)
+        """
         super().pytest_collection_finish(session)
-        root, environ = Path(self.config.rootpath), dict(os.environ)
-
-        def gather() -> RepoEvidence:
-            with pinned_environment(environ):
-                return repo_evidence(root, self.contract)
-
-        self._evidence = _OnThread(gather, name="loopcontract-evidence")
+        self._environ = dict(os.environ)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -102,10 +65,10 @@ class VerdictWriter(ResultCollector):
         self.finished = {}  # one record per test, now in ``raw``: not held through evaluate()
         results = RunResults.from_json(raw)
         del raw
-        gathered = self._evidence.result() if self._evidence is not None else None
-        self.verdict = verdict_in_process(
-            self.config, self.contract, results, self.started_at, self.started, gathered
-        )
+        with pinned_environment(self._environ or dict(os.environ)):
+            self.verdict = verdict_in_process(
+                self.config, self.contract, results, self.started_at, self.started
+            )
         write_json_atomic(self.verdict_path(), self.verdict)
         session.exitstatus = int(self.verdict["exit_code"])
 

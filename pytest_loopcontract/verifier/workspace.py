@@ -93,9 +93,8 @@ _PINNED_ENV: ContextVar[Mapping[str, str] | None] = ContextVar("loopcontract_git
 def pinned_environment(environ: Mapping[str, str]) -> Iterator[None]:
     """Run this thread's git with ``environ`` instead of the live ``os.environ``.
 
-    For git on a thread beside a running test session: a test that monkeypatches ``PATH``,
-    ``HOME`` or ``GIT_*`` meanwhile must not change what git sees (nor can iterating the live
-    mapping collide with a test changing it)."""
+    For git inside a test session (the in-process plugin): a test that changed ``PATH``,
+    ``HOME`` or ``GIT_*`` and never put them back must not change what git sees."""
     token = _PINNED_ENV.set(environ)
     try:
         yield
