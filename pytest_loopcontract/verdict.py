@@ -15,7 +15,7 @@ from importlib import resources
 from typing import Any
 
 from pytest_loopcontract.idtext import readable_ids
-from pytest_loopcontract.verdict_tests import failing_tests, pack_tests, verdict_records
+from pytest_loopcontract.verdict_tests import failing_tests, tests_section, verdict_records
 from pytest_loopcontract.verifier.gates import DodResult, GateResult
 
 __all__ = [
@@ -105,18 +105,6 @@ def _tamper_json(
     return out
 
 
-def _summary(outcomes: Iterable[str]) -> dict[str, int]:
-    counts = dict.fromkeys(
-        ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected", "missing"), 0
-    )
-    total = 0
-    for outcome in outcomes:
-        counts[outcome] = counts.get(outcome, 0) + 1
-        total += 1
-    counts["total"] = total
-    return counts
-
-
 def decide(
     hard: Sequence[GateResult],
     measured: Sequence[GateResult],
@@ -167,7 +155,7 @@ def build_verdict(
     measured: Sequence[GateResult],
     findings: Sequence[Finding],
     errors: Sequence[Reason],
-    tests: Sequence[Mapping[str, Any]],
+    tests: Iterable[Mapping[str, Any]],
     baseline: Mapping[str, Any],
     environment: Mapping[str, Any],
     timing: Mapping[str, Any],
@@ -181,8 +169,10 @@ def build_verdict(
 ) -> dict[str, Any]:
     """Assemble the verdict document in the shape ``schemas/verdict.schema.json`` fixes.
 
-    ``tests`` are per-test records; they are written compactly (:func:`pack_tests`), with the
-    durations of passed tests only when ``durations`` (a gate measured them)."""
+    ``tests`` are per-test records, read once (:func:`~.verdict_tests.tests_section`); they
+    are written compactly, with the durations of passed tests only when ``durations`` (a gate
+    measured them)."""
+    tests_block, summary = tests_section(tests, durations=durations)
     verdict, exit_code, reasons = decide(hard, measured, findings, errors, checkpoints)
     decision = {"pass": "done", "fail": "continue", "error": "continue"}[verdict]
     if exit_code == EXIT_AWAIT_HUMAN:
@@ -203,8 +193,8 @@ def build_verdict(
         },
         "tamper": _tamper_json(findings, checks),
         "baseline": dict(baseline),
-        "tests": pack_tests(tests, durations=durations),
-        "summary": _summary(str(t["outcome"]) for t in tests),
+        "tests": tests_block,
+        "summary": summary,
         "loop": {"iteration": None, "decision": decision, "stop_reason": None},
         "environment": dict(environment),
         "timing": dict(timing),

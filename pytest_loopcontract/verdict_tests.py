@@ -20,28 +20,57 @@ Every reader of "the failing tests of a verdict" goes through :func:`failing_tes
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_loopcontract.idsets import pack_ids, unpack_ids
 
-__all__ = ["FAILING_OUTCOMES", "failing_tests", "pack_tests", "verdict_outcomes", "verdict_records"]
+__all__ = [
+    "FAILING_OUTCOMES",
+    "failing_tests",
+    "pack_tests",
+    "tests_section",
+    "verdict_outcomes",
+    "verdict_records",
+]
 
 
-def pack_tests(tests: Sequence[Mapping[str, Any]], *, durations: bool) -> dict[str, Any]:
+def pack_tests(tests: Iterable[Mapping[str, Any]], *, durations: bool) -> dict[str, Any]:
     """The format-2 ``tests`` block of the per-test records ``tests``."""
+    return tests_section(tests, durations=durations)[0]
+
+
+SUMMARY_OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected")
+
+
+def tests_section(
+    tests: Iterable[Mapping[str, Any]], *, durations: bool
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """The ``tests`` block and the ``summary`` counts of a verdict, in one pass over ``tests``.
+
+    One pass, so ``tests`` may be a generator: the in-process plugin makes each passed test's
+    record only to read it here, and 2,000 of them held at once cost half a MiB of peak memory.
+    """
     by_outcome: dict[str, list[str]] = {}
+    records: list[dict[str, Any]] = []
+    passed_durations: dict[str, Any] = {}
     for test in tests:
-        by_outcome.setdefault(str(test["outcome"]), []).append(str(test["nodeid"]))
+        outcome = str(test["outcome"])
+        by_outcome.setdefault(outcome, []).append(str(test["nodeid"]))
+        if outcome != "passed":
+            records.append(dict(test))
+        elif durations:
+            passed_durations[str(test["nodeid"])] = test.get("duration", 0.0)
     block: dict[str, Any] = {
         "outcomes": {name: pack_ids(ids) for name, ids in by_outcome.items()},
-        "records": [dict(t) for t in tests if t["outcome"] != "passed"],
+        "records": records,
     }
     if durations:
-        block["durations"] = {
-            str(t["nodeid"]): t.get("duration", 0.0) for t in tests if t["outcome"] == "passed"
-        }
-    return block
+        block["durations"] = passed_durations
+    counts = dict.fromkeys((*SUMMARY_OUTCOMES, "missing"), 0)
+    counts.update((name, len(ids)) for name, ids in by_outcome.items())
+    counts["total"] = sum(len(ids) for ids in by_outcome.values())
+    return block, counts
 
 
 def verdict_records(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -44,8 +44,12 @@ def encode_sets(outcomes: Mapping[str, str], pass_to_pass: list[str]) -> dict[st
     }
 
 
-def decode_sets(data: Mapping[str, Any]) -> tuple[list[str], dict[str, str], list[str]]:
-    """(collected, outcomes, pass_to_pass) of a baseline document in format 1 or 2."""
+def decode_sets(
+    data: Mapping[str, Any], *, outcomes: bool = True
+) -> tuple[list[str], dict[str, str], list[str]]:
+    """(collected, outcomes, pass_to_pass) of a baseline document in format 1 or 2; without
+    ``outcomes`` the first two are left empty (a reader that only judges a run against the
+    pass-to-pass set need not build a map of every test)."""
     version = data.get("schema_version", 1)
     if type(version) is not int or version not in KNOWN_FORMATS:
         raise BaselineFormatError(
@@ -53,18 +57,19 @@ def decode_sets(data: Mapping[str, Any]) -> tuple[list[str], dict[str, str], lis
             f"{', '.join(map(str, KNOWN_FORMATS))}: run 'loop-contract baseline' again"
         )
     if version == 1:
-        outcomes = {str(k): str(v) for k, v in dict(data["outcomes"]).items()}
-        return (
-            [str(n) for n in data["collected"]],
-            outcomes,
-            [str(n) for n in data["pass_to_pass"]],
-        )
+        pass_to_pass = [str(n) for n in data["pass_to_pass"]]
+        if not outcomes:
+            return [], {}, pass_to_pass
+        listed = {str(k): str(v) for k, v in dict(data["outcomes"]).items()}
+        return [str(n) for n in data["collected"]], listed, pass_to_pass
     sets = data["outcomes"]
     if not isinstance(sets, dict):
         raise ValueError("outcomes is not an object of outcome sets")
-    outcomes = {}
+    pass_to_pass = unpack_ids(data["pass_to_pass"], "pass_to_pass")
+    if not outcomes:
+        return [], {}, pass_to_pass
+    by_id: dict[str, str] = {}
     for outcome, ids in sets.items():
         for nodeid in unpack_ids(ids, f"outcomes.{outcome}"):
-            outcomes[nodeid] = str(outcome)
-    collected = sorted(n for n in outcomes if n)
-    return collected, outcomes, unpack_ids(data["pass_to_pass"], "pass_to_pass")
+            by_id[nodeid] = str(outcome)
+    return sorted(n for n in by_id if n), by_id, pass_to_pass

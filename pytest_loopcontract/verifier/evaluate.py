@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,8 +146,7 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
     hard = _hard_gates(contract, dod, outcomes, evidence)
     measured = _measure(contract, results, evidence) if contract.measured_gates else []
 
-    tests = _test_rows(results)
-    withhold_messages(tests, (h.to for h in contract.hidden_tests()))
+    tests = withhold_messages(_test_rows(results), (h.to for h in contract.hidden_tests()))
     timing = run_timing(evidence.started, evidence.started_monotonic)
     document = build_verdict(
         contract=contract_summary(contract, evidence.contract_relpath),
@@ -258,35 +257,32 @@ def _hard_gates(
     return hard
 
 
-def _test_rows(results: RunResults) -> list[dict[str, Any]]:
-    """The verdict's ``tests``: every test that ran, then collection errors, then deselected."""
-    tests = [
-        {
+def _test_rows(results: RunResults) -> Iterator[dict[str, Any]]:
+    """The verdict's ``tests``: every test that ran, then collection errors, then deselected.
+
+    Made one at a time for :func:`~.verdict.build_verdict`'s one pass, never all at once."""
+    for t in results.tests:
+        row = {
             "nodeid": t.nodeid,
             "outcome": t.outcome,
             "duration": round(max(t.duration, 0.0), 6),
             "when": t.when,
-            **({"message": t.message} if t.message else {}),
         }
-        for t in results.tests
-    ]
-    tests += [
-        {
+        if t.message:
+            row["message"] = t.message
+        yield row
+    for e in results.collect_errors:
+        yield {
             "nodeid": e.get("nodeid", ""),
             "outcome": "error",
             "duration": 0.0,
             "when": "collect",
             "message": e.get("message", ""),
         }
-        for e in results.collect_errors
-    ]
     ran = {t.nodeid for t in results.tests}
-    tests += [
-        {"nodeid": n, "outcome": "deselected", "duration": 0.0, "when": "collect"}
-        for n in dict.fromkeys(results.deselected)
-        if n not in ran
-    ]
-    return tests
+    for n in dict.fromkeys(results.deselected):
+        if n not in ran:
+            yield {"nodeid": n, "outcome": "deselected", "duration": 0.0, "when": "collect"}
 
 
 def _baseline_summary(evidence: Evidence) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -274,17 +274,18 @@ def source_reader(
     return read
 
 
-def withhold_messages(tests: list[dict[str, Any]], destinations: Iterable[str]) -> None:
-    """Mark the verdict's hidden tests and drop their messages: pytest's failure text quotes
-    the test's source lines, which are what hiding them is for."""
+def withhold_messages(
+    tests: Iterable[dict[str, Any]], destinations: Iterable[str]
+) -> Iterator[dict[str, Any]]:
+    """The verdict's test rows, the hidden tests marked and their messages dropped: pytest's
+    failure text quotes the test's source lines, which are what hiding them is for."""
     places = set(destinations)
-    if not places:
-        return
     for test in tests:
-        if str(test.get("nodeid", "")).split("::", 1)[0] in places:
+        if places and str(test.get("nodeid", "")).split("::", 1)[0] in places:
             test["hidden"] = True
             if "message" in test:
                 test["message"] = WITHHELD
+        yield test
 
 
 _QUOTED_LINE = 12  # shorter lines ("assert x", "import os") say nothing about a hidden test

