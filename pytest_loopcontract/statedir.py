@@ -13,9 +13,34 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, NoReturn, overload
 
 __all__ = ["StateDir"]
+
+
+class _Entry:
+    """One fixed name in the state folder: read on a :class:`StateDir`, the path of that name.
+
+    Why a descriptor rather than a property per file: the folder's file names then stand in
+    one table, a line each, and every one is joined to the folder the same way. Read-only
+    like a property: ``__set__`` accepts no value, so mypy refuses an assignment, and the
+    frozen :class:`StateDir` refuses one at run time.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any]) -> _Entry: ...
+    @overload
+    def __get__(self, obj: StateDir, owner: type[Any]) -> Path: ...
+    def __get__(self, obj: StateDir | None, owner: type[Any]) -> Path | _Entry:
+        return self if obj is None else obj.folder / self.name
+
+    def __set__(self, obj: StateDir, value: NoReturn) -> NoReturn:
+        raise AttributeError(f"{self.name}: a state folder's paths are read-only")
 
 
 @dataclass(frozen=True, init=False)
@@ -60,69 +85,47 @@ class StateDir:
 
     # -- the verifier
 
-    @property
-    def verdict(self) -> Path:
-        """The latest verdict (``loop-contract verify`` and the plugin's default)."""
-        return self.folder / "verdict.json"
+    verdict = _Entry("verdict.json")
+    """The latest verdict (``loop-contract verify`` and the plugin's default)."""
 
-    @property
-    def pre_push_verdict(self) -> Path:
-        """The verdict the git pre-push hook writes, apart from the loop's own."""
-        return self.folder / "pre-push-verdict.json"
+    pre_push_verdict = _Entry("pre-push-verdict.json")
+    """The verdict the git pre-push hook writes, apart from the loop's own."""
 
-    @property
-    def baseline(self) -> Path:
-        """The pinned baseline: contract, test files, failing tests at the start."""
-        return self.folder / "baseline.json"
+    baseline = _Entry("baseline.json")
+    """The pinned baseline: contract, test files, failing tests at the start."""
 
-    @property
-    def bytecode(self) -> Path:
-        """pytest's rewritten bytecode of the referee's test files, kept from the baseline run
-        (see :mod:`verifier.bytecode`)."""
-        return self.folder / "bytecode"
+    bytecode = _Entry("bytecode")
+    """pytest's rewritten bytecode of the referee's test files, kept from the baseline run
+    (see :mod:`verifier.bytecode`)."""
 
-    @property
-    def parsed_contract(self) -> Path:
-        """The pinned contract's YAML as parsed JSON, keyed by its SHA-256: the in-process
-        plugin reads it instead of importing a YAML parser into every enabled test run."""
-        return self.folder / "contract-parsed.json"
+    parsed_contract = _Entry("contract-parsed.json")
+    """The pinned contract's YAML as parsed JSON, keyed by its SHA-256: the in-process
+    plugin reads it instead of importing a YAML parser into every enabled test run."""
 
-    @property
-    def harness(self) -> Path:
-        """Digests of the files that govern the agent (hook settings, git hooks), recorded
-        when they are installed or adopted and checked every turn and every verification."""
-        return self.folder / "harness.json"
+    harness = _Entry("harness.json")
+    """Digests of the files that govern the agent (hook settings, git hooks), recorded
+    when they are installed or adopted and checked every turn and every verification."""
 
     # -- the loop
 
-    @property
-    def history(self) -> Path:
-        """The hash-chained history, one JSON record per line."""
-        return self.folder / "history.jsonl"
+    history = _Entry("history.jsonl")
+    """The hash-chained history, one JSON record per line."""
 
-    @property
-    def history_lock(self) -> Path:
-        """The sidecar file appenders ``flock`` around "read the tail, write"."""
-        return self.folder / "history.lock"
+    history_lock = _Entry("history.lock")
+    """The sidecar file appenders ``flock`` around "read the tail, write"."""
 
     def torn_side_file(self, line: int, k: int = 0) -> Path:
         """Where a torn history line ``line`` is set aside (``.<k>`` when that name is taken)."""
         return self.folder / (f"{self.TORN_PREFIX}{line}" + (f".{k}" if k else ""))
 
-    @property
-    def state(self) -> Path:
-        """The state cache, rebuilt from the history whenever it does not match it."""
-        return self.folder / "state.json"
+    state = _Entry("state.json")
+    """The state cache, rebuilt from the history whenever it does not match it."""
 
-    @property
-    def loop_lock(self) -> Path:
-        """The lock that keeps one loop per repository."""
-        return self.folder / "loop.lock"
+    loop_lock = _Entry("loop.lock")
+    """The lock that keeps one loop per repository."""
 
-    @property
-    def prompt(self) -> Path:
-        """The prompt of the agent's current turn, when it reads one from a file."""
-        return self.folder / "prompt.md"
+    prompt = _Entry("prompt.md")
+    """The prompt of the agent's current turn, when it reads one from a file."""
 
     def turn_log(self, iteration: int) -> Path:
         """What the agent printed during one turn."""
@@ -130,30 +133,20 @@ class StateDir:
 
     # -- the contest
 
-    @property
-    def ledger(self) -> Path:
-        """The contest ledger (SQLite)."""
-        return self.folder / "ledger.sqlite"
+    ledger = _Entry("ledger.sqlite")
+    """The contest ledger (SQLite)."""
 
-    @property
-    def cert_key(self) -> Path:
-        """The key contest certificates are signed with."""
-        return self.folder / "cert.key"
+    cert_key = _Entry("cert.key")
+    """The key contest certificates are signed with."""
 
-    @property
-    def lessons(self) -> Path:
-        """The lesson store (SQLite)."""
-        return self.folder / "lessons.sqlite"
+    lessons = _Entry("lessons.sqlite")
+    """The lesson store (SQLite)."""
 
-    @property
-    def routes(self) -> Path:
-        """The routing table: which seat a domain's work goes to."""
-        return self.folder / "routes.json"
+    routes = _Entry("routes.json")
+    """The routing table: which seat a domain's work goes to."""
 
-    @property
-    def runs(self) -> Path:
-        """The folder of contest runs, one sub-folder per run id."""
-        return self.folder / "contest"
+    runs = _Entry("contest")
+    """The folder of contest runs, one sub-folder per run id."""
 
     def run_dir(self, run_id: str) -> Path:
         """One contest run's folder."""

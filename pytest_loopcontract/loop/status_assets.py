@@ -76,6 +76,11 @@ function el(tag, cls, text) {
   return node;
 }
 
+function withId(node, id) {
+  node.id = id;
+  return node;
+}
+
 function section(title) {
   const box = el("section");
   box.appendChild(el("h2", "", title));
@@ -83,8 +88,7 @@ function section(title) {
 }
 
 function bars(doc) {
-  const box = section("Budget");
-  box.id = "bars";
+  const box = withId(section("Budget"), "bars");
   for (const bar of doc.page.bars) {
     const row = el("div", "bar");
     row.dataset.name = bar.name;
@@ -102,8 +106,7 @@ function bars(doc) {
 }
 
 function banner(doc) {
-  const box = el("div", "banner");
-  box.id = "checkpoint-banner";
+  const box = withId(el("div", "banner"), "checkpoint-banner");
   for (const cp of doc.checkpoints_pending) {
     const line = el("div");
     line.appendChild(el("span", "", "Waiting for a person: " + cp.id + ": " + (cp.message || "")));
@@ -115,8 +118,7 @@ function banner(doc) {
 }
 
 function parked(doc) {
-  const box = el("div", "parked");
-  box.id = "parked";
+  const box = withId(el("div", "parked"), "parked");
   const p = doc.parked;
   if (p.paused) {
     box.appendChild(el("div", "", "Paused by " + (p.paused.by || "someone") +
@@ -131,8 +133,7 @@ function parked(doc) {
 
 function dod(doc) {
   const box = section("Definition of done");
-  const list = el("ul", "dod");
-  list.id = "dod";
+  const list = withId(el("ul", "dod"), "dod");
   for (const item of doc.items) {
     const li = el("li");
     const done = item.verified === "done";
@@ -146,8 +147,7 @@ function dod(doc) {
 }
 
 function verdict(doc) {
-  const box = section("Last verdict");
-  box.id = "verdict";
+  const box = withId(section("Last verdict"), "verdict");
   const last = doc.last_verdict;
   if (!last) {
     box.appendChild(el("p", "", "none yet"));
@@ -156,8 +156,7 @@ function verdict(doc) {
   box.appendChild(el("p", "", last.verdict + " (exit " + last.exit_code + ", " +
     (last.trust || "") + ", " + (last.finished || "") + ")"));
   if (last.failing_gates.length) {
-    const table = el("table");
-    table.id = "failing-gates";
+    const table = withId(el("table"), "failing-gates");
     for (const g of last.failing_gates) {
       const tr = el("tr");
       tr.appendChild(el("td", "", g.id));
@@ -175,15 +174,12 @@ function verdict(doc) {
 }
 
 function render(doc) {
-  const app = el("main");
-  app.id = "app";
+  const app = withId(el("main"), "app");
   app.appendChild(el("h1", "", "Contract " + doc.contract.id + " (" + doc.contract.mode + ")"));
-  const goal = el("p", "goal", doc.contract.goal);
-  goal.id = "goal";
+  const goal = withId(el("p", "goal", doc.contract.goal), "goal");
   app.appendChild(goal);
-  const state = el("span", "state", "loop: " + doc.loop.status +
-    (doc.loop.stop_reason ? ", stopped: " + doc.loop.stop_reason : ""));
-  state.id = "loop-state";
+  const stopped = doc.loop.stop_reason ? ", stopped: " + doc.loop.stop_reason : "";
+  const state = withId(el("span", "state", "loop: " + doc.loop.status + stopped), "loop-state");
   app.appendChild(state);
   if (doc.checkpoints_pending.length) app.appendChild(banner(doc));
   if (doc.parked.paused || doc.parked.barriers.length) app.appendChild(parked(doc));
@@ -206,8 +202,8 @@ async function refresh() {
     if (!answer.ok) throw new Error("HTTP " + answer.status);
     render(await answer.json());
   } catch (err) {
-    const note = el("div", "stale", "Cannot read the status (" + err.message + "); retrying");
-    note.id = "stale";
+    const why = "Cannot read the status (" + err.message + "); retrying";
+    const note = withId(el("div", "stale", why), "stale");
     const old = document.getElementById("stale");
     if (old) old.replaceWith(note); else document.getElementById("app").prepend(note);
   }
