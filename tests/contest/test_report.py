@@ -363,6 +363,22 @@ def test_an_unscripted_seat_is_not_called_scripted() -> None:
         assert SCRIPTED_LABEL not in render(doc)  # type: ignore[operator]
 
 
+def test_every_page_shows_a_lesson_from_the_same_facts() -> None:
+    """The pages read a lesson through one view: each shows its gate, kind and rule; the
+    markdown adds what and cause, the HTML also the evidence; a missing field shows empty."""
+    lesson = {"gate": "Ggate", "kind": "Kkind", "rule": "Rrule", "what": "Wwhat"}
+    lesson |= {"cause": "Ccause", "evidence": "Eevidence"}
+    doc = sample_result(lessons=[lesson, {"gate": "bare"}])
+    assert "  - Ggate (Kkind): Rrule\n  - bare (): \n" in render_terminal(doc)
+    md = render_markdown(doc)
+    assert "- **Ggate** (Kkind): Rrule  \n  what: Wwhat; cause: Ccause\n" in md
+    assert "Eevidence" not in md  # a comment has no room for it
+    assert "- **bare** (): " in md
+    page = render_html(doc)
+    assert "<li><strong>Ggate</strong> (Kkind): Rrule" in page
+    assert "what: Wwhat\ncause: Ccause\nevidence: Eevidence</div></li>" in page
+
+
 # ---------------------------------------------------------------------------------------------
 # terminal
 

@@ -17,7 +17,7 @@ from pytest_loopcontract.contest.report import view as rv
 from pytest_loopcontract.contest.report.diffs import DIFF_CSS, diff_details
 from pytest_loopcontract.contest.report.markup import escape_html
 from pytest_loopcontract.contest.report.style import CSP, CSS
-from pytest_loopcontract.contest.report.view import ReportView, Result
+from pytest_loopcontract.contest.report.view import LessonFacts, ReportView, Result
 from pytest_loopcontract.fsio import write_text_atomic
 
 __all__ = ["REPORT_MODE", "render_html", "write_html"]
@@ -156,16 +156,7 @@ def _html_seats(view: ReportView) -> str:
 def _html_escalations(view: ReportView) -> str:
     if not view.escalations():
         return ""
-    lis = "".join(
-        rv.listed(
-            view.escalations(),
-            lambda e: (
-                f"<li><code>{_h(e.get('code', ''))}</code> "
-                f'<span class="why">{_h(e.get("message", ""), rv.LONG)}</span></li>'
-            ),
-            _more_item,
-        )
-    )
+    lis = "".join(rv.listed(view.escalations(), lambda e: _reason_item(e, rv.LONG), _more_item))
     return f'<section id="escalations"><h2>Escalations</h2><ul class="plain">{lis}</ul></section>'
 
 
@@ -361,10 +352,7 @@ def _candidate_card(
     reasons_html = "".join(
         rv.listed(
             list(cand.get("reasons", [])),
-            lambda r: (
-                f"<li><code>{_h(r.get('code', ''))}</code> "
-                f'<span class="why">{_h(r.get("message", ""), rv.LINE * 2)}</span></li>'
-            ),
+            lambda r: _reason_item(r, rv.LINE * 2),
             _more_item,
             limit=5,
         )
@@ -435,17 +423,25 @@ def _cost(cand: Mapping[str, Any]) -> list[str]:
     return cost
 
 
+def _reason_item(reason: Mapping[str, Any], limit: int) -> str:
+    """A reason (an escalation, why a candidate failed) as a list item: its code, then its
+    message cut to ``limit``; the HTML counterpart of :func:`~.view.reason_text`."""
+    return (
+        f"<li><code>{_h(reason.get('code', ''))}</code> "
+        f'<span class="why">{_h(reason.get("message", ""), limit)}</span></li>'
+    )
+
+
 def _more_item(more: int) -> str:
     return f"<li>… and {more} more</li>"
 
 
-def _lesson_item(lesson: Mapping[str, Any]) -> str:
+def _lesson_item(lesson: LessonFacts) -> str:
     return (
-        f"<li><strong>{_h(lesson.get('gate', ''))}</strong> ({_h(lesson.get('kind', ''))}): "
-        f"{_h(lesson.get('rule', ''), rv.LINE)}"
-        f'<div class="why">what: {_h(lesson.get("what", ""), rv.LINE)}\n'
-        f"cause: {_h(lesson.get('cause', ''), rv.LINE)}\n"
-        f"evidence: {_h(lesson.get('evidence', ''), rv.LINE)}</div></li>"
+        f"<li><strong>{_h(lesson.gate)}</strong> ({_h(lesson.kind)}): {_h(lesson.rule, rv.LINE)}"
+        f'<div class="why">what: {_h(lesson.what, rv.LINE)}\n'
+        f"cause: {_h(lesson.cause, rv.LINE)}\n"
+        f"evidence: {_h(lesson.evidence, rv.LINE)}</div></li>"
     )
 
 

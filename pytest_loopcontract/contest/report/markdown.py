@@ -9,7 +9,7 @@ facts come from :class:`~.view.ReportView`. Pure string building.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ from pytest_loopcontract.contest.report.markup import (
     escape_markdown_inline,
     mermaid_label,
 )
-from pytest_loopcontract.contest.report.view import Dissent, ReportView, Result
+from pytest_loopcontract.contest.report.view import Dissent, LessonFacts, ReportView, Result
 from pytest_loopcontract.words import plural
 
 __all__ = ["MARKDOWN_MAX_CHARS", "render_markdown"]
@@ -289,12 +289,10 @@ def _md_lessons(view: ReportView) -> str:
     )
 
 
-def _lesson_item(lesson: Mapping[str, Any]) -> str:
+def _lesson_item(lesson: LessonFacts) -> str:
     return (
-        f"- **{_m(lesson.get('gate', ''))}** ({_m(lesson.get('kind', ''))}): "
-        f"{_m(lesson.get('rule', ''), rv.LINE)}  \n"
-        f"  what: {_m(lesson.get('what', ''), rv.LINE)}; "
-        f"cause: {_m(lesson.get('cause', ''), rv.LINE)}"
+        f"- **{_m(lesson.gate)}** ({_m(lesson.kind)}): {_m(lesson.rule, rv.LINE)}  \n"
+        f"  what: {_m(lesson.what, rv.LINE)}; cause: {_m(lesson.cause, rv.LINE)}"
     )
 
 

@@ -7,12 +7,12 @@ from a seat goes through :func:`~.markup.plain_text` here, cut to a length; the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pytest_loopcontract.contest.report import view as rv
 from pytest_loopcontract.contest.report.markup import plain_text
-from pytest_loopcontract.contest.report.view import Dissent, ReportView, Result
+from pytest_loopcontract.contest.report.view import Dissent, LessonFacts, ReportView, Result
 
 __all__ = ["next_step", "render_terminal"]
 
@@ -134,11 +134,8 @@ def _lessons(view: ReportView) -> list[str]:
     return [f"lessons ({len(lessons)})", *rv.listed(lessons, _lesson_line, _more)]
 
 
-def _lesson_line(lesson: Mapping[str, Any]) -> str:
-    return (
-        f"  - {_t(lesson.get('gate', ''))} ({_t(lesson.get('kind', ''))}): "
-        f"{_t(lesson.get('rule', ''), rv.LINE)}"
-    )
+def _lesson_line(lesson: LessonFacts) -> str:
+    return f"  - {_t(lesson.gate)} ({_t(lesson.kind)}): {_t(lesson.rule, rv.LINE)}"
 
 
 def _footer(view: ReportView) -> list[str]:

@@ -27,6 +27,7 @@ __all__ = [
     "STATUS_TEXT",
     "TITLE",
     "Dissent",
+    "LessonFacts",
     "Note",
     "ReportView",
     "Result",
@@ -90,6 +91,19 @@ class Dissent:
     row_median: float
     cites_test: bool
     rationale: str
+
+
+@dataclass(frozen=True)
+class LessonFacts:
+    """One lesson of the run as every page shows it (raw seat text; each page escapes it and
+    picks the facts it has room for)."""
+
+    gate: str
+    kind: str
+    rule: str
+    what: str
+    cause: str
+    evidence: str
 
 
 class ReportView:
@@ -241,8 +255,18 @@ class ReportView:
     def escalations(self) -> list[Mapping[str, Any]]:
         return list(self.r.get("escalations") or [])
 
-    def lessons(self) -> list[Mapping[str, Any]]:
-        return list(self.r.get("lessons") or [])
+    def lessons(self) -> list[LessonFacts]:
+        return [
+            LessonFacts(
+                gate=str(lesson.get("gate", "")),
+                kind=str(lesson.get("kind", "")),
+                rule=str(lesson.get("rule", "")),
+                what=str(lesson.get("what", "")),
+                cause=str(lesson.get("cause", "")),
+                evidence=str(lesson.get("evidence", "")),
+            )
+            for lesson in self.r.get("lessons") or []
+        ]
 
     def ledger(self) -> Mapping[str, Any]:
         return self.r.get("ledger") or {}
