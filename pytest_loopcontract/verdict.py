@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any
 
 from pytest_loopcontract.idtext import readable_ids
+from pytest_loopcontract.reason import Reason
 from pytest_loopcontract.verdict_tests import failing_tests, tests_section, verdict_records
 from pytest_loopcontract.verifier.gates import DodResult, GateResult
 
@@ -54,12 +55,6 @@ EXIT_BASELINE = 27
 # The error a verdict carries when the baseline belongs to another history (verifier/stale.py):
 # not the candidate's failure but the baseline rule's, so it exits 27.
 BASELINE_STALE = "baseline_stale"
-
-
-@dataclass(frozen=True)
-class Reason:
-    code: str
-    message: str
 
 
 @dataclass(frozen=True)
@@ -185,7 +180,7 @@ def build_verdict(
         "nonce": nonce,
         "verdict": verdict,
         "exit_code": exit_code,
-        "reasons": [{"code": r.code, "message": r.message} for r in reasons],
+        "reasons": [r.to_json() for r in reasons],
         "dod": [_dod_json(d) for d in dod],
         "gates": {
             "hard": [_gate_json(g) for g in hard],

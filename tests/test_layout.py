@@ -27,6 +27,7 @@ PURE = [
     "pytest_loopcontract.contest.matrix_model",
     "pytest_loopcontract.contest.bracket",
     "pytest_loopcontract.loop.progress",
+    "pytest_loopcontract.reason",
     "pytest_loopcontract.words",
 ]
 IO_MODULES = {

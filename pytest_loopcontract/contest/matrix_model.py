@@ -2,8 +2,9 @@
 what the matrix concludes (:class:`CandidateScore`, :class:`MatrixResult`), with the checks
 that make an input valid.
 
-Stdlib only, like :mod:`.matrix` whose arithmetic reads these: the ledger, the judges' replies
-and the reports share one definition of a cell and a result without importing the scoring.
+Stdlib only (and the pure :mod:`pytest_loopcontract.reason`), like :mod:`.matrix` whose
+arithmetic reads these: the ledger, the judges' replies and the reports share one definition
+of a cell and a result without importing the scoring.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Protocol
+
+from pytest_loopcontract.reason import Reason
 
 __all__ = [
     "LOW_CONFIDENCE",
@@ -102,12 +105,9 @@ class FamilyHistory:
 # outputs
 
 
-@dataclass(frozen=True)
-class MatrixReason:
-    """Why a candidate failed or escalated. ``code`` is stable; ``message`` is for people."""
-
-    code: str
-    message: str
+MatrixReason = Reason
+"""Why a candidate failed or escalated: the package's one reason type (the verdict's too),
+under the name the matrix's callers know."""
 
 
 @dataclass(frozen=True)

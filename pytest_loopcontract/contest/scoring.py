@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from pytest_loopcontract.contest.bracket import BracketResult, Cut, Entrant, run_bracket
 from pytest_loopcontract.contest.matrix import score_matrix
 from pytest_loopcontract.contest.matrix_model import AgreementLike, Cell, MatrixResult
+from pytest_loopcontract.reason import Reason, ReasonDocument
 
 __all__ = [
     "SOLE_SURVIVOR_REASON",
@@ -36,9 +37,6 @@ __all__ = [
 
 SOLE_SURVIVOR_REASON = "the only candidate through the gates wins without a matrix"
 """The bracket's reason when exactly one candidate passed the gates: no judges are asked."""
-
-Reason = dict[str, str]
-"""``{"code": ..., "message": ...}``, as the result document's ``reasons`` and ``escalations``."""
 
 
 class MatrixSettings(Protocol):
@@ -76,9 +74,9 @@ class Escalation:
     code: str
     message: str
 
-    def document(self) -> Reason:
+    def document(self) -> ReasonDocument:
         """As the result document lists it: the message names the candidate."""
-        return {"code": self.code, "message": f"{self.seat}: {self.message}"}
+        return Reason(self.code, f"{self.seat}: {self.message}").to_json()
 
 
 @dataclass(frozen=True)
@@ -93,7 +91,7 @@ class Scoring:
     winner: str | None
     bracket: dict[str, Any]
     stages: Mapping[str, str]
-    reasons: Mapping[str, list[Reason]] = field(default_factory=dict)
+    reasons: Mapping[str, list[ReasonDocument]] = field(default_factory=dict)
     escalations: list[Escalation] = field(default_factory=list)
 
 
@@ -142,7 +140,7 @@ def judge_contenders(
     come in the matrix's order (by candidate label), so both sides list them alike.
     """
     stages: dict[str, str] = {}
-    reasons: dict[str, list[Reason]] = {}
+    reasons: dict[str, list[ReasonDocument]] = {}
     entrants: list[Entrant] = []
     for cand in contenders:
         score = matrix.candidates.get(cand.seat)
@@ -150,7 +148,7 @@ def judge_contenders(
             continue
         if not score.passed:
             stages[cand.seat] = "matrix"
-            reasons[cand.seat] = [{"code": f.code, "message": f.message} for f in score.failures]
+            reasons[cand.seat] = [f.to_json() for f in score.failures]
         entrants.append(Entrant(cand.seat, score.overall, score.passed, cand.tokens, cand.seconds))
     escalations = [
         Escalation(name, x.code, x.message)

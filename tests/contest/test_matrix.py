@@ -12,6 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from pytest_loopcontract import reason
 from pytest_loopcontract.contest import matrix, matrix_model
 from pytest_loopcontract.contest.matrix import (
     calibration_weight,
@@ -496,10 +497,12 @@ def test_bad_candidates_and_duplicate_calibration_raise() -> None:
 
 
 def test_module_is_pure() -> None:
-    """The scoring imports the stdlib and the matrix's own data only; the data, the stdlib only."""
+    """The scoring imports the stdlib and the matrix's own data only; the data, the stdlib and
+    the pure reason type only; that, the stdlib only (so no I/O module comes in through it)."""
     for module, allowed in (
         (matrix, ("pytest_loopcontract.contest.matrix_model",)),
-        (matrix_model, ()),
+        (matrix_model, ("pytest_loopcontract.reason",)),
+        (reason, ()),
     ):
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
         imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]

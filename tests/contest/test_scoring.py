@@ -71,7 +71,7 @@ def test_a_sole_survivor_wins_without_a_matrix() -> None:
 
 
 def test_the_matrix_stops_a_failer_and_the_bracket_places_the_rest() -> None:
-    _, result = scored(plain_scores())
+    matrix, result = scored(plain_scores())
     assert result.winner == "alpha"
     assert result.stages == {
         "alpha": "winner",
@@ -83,6 +83,8 @@ def test_the_matrix_stops_a_failer_and_the_bracket_places_the_rest() -> None:
     reasons = result.reasons
     assert list(reasons) == ["delta"]
     assert reasons["delta"] and all(r["code"] and r["message"] for r in reasons["delta"])
+    failures = matrix.candidates["delta"].failures  # in the result document's shape, no more
+    assert reasons["delta"] == [{"code": f.code, "message": f.message} for f in failures]
     bracket = result.bracket
     assert bracket["rounds"][0]["number"] == 0  # the screen round shows the failer leave
     assert bracket["rounds"][0]["eliminated"] == ["delta"]
