@@ -19,7 +19,7 @@ def test_a_reason_is_its_code_and_message_in_a_document() -> None:
 def test_the_verdict_and_the_matrix_share_the_one_reason() -> None:
     """A second copy of the type would drift (a field, a shape) without anyone noticing."""
     assert verdict.Reason is Reason
-    assert matrix_model.MatrixReason is Reason
+    assert matrix_model.Reason is Reason
 
 
 def test_the_verdict_lists_its_reasons_in_the_reasons_shape() -> None:

@@ -39,7 +39,6 @@ from pytest_loopcontract.contest.matrix_model import (
     Dissent,
     DroppedCell,
     FamilyHistory,
-    MatrixReason,
     MatrixResult,
     check_candidates,
     check_cell,
@@ -48,6 +47,7 @@ from pytest_loopcontract.contest.matrix_model import (
     exact,
     family_key,
 )
+from pytest_loopcontract.reason import Reason
 
 __all__ = [
     "calibration_weight",
@@ -285,7 +285,7 @@ def _score_candidate(
 
 def _unscored(label: str, family: str) -> CandidateScore:
     """A candidate no judge of another family scored: it fails and asks for a human."""
-    reason = MatrixReason("unscored", f"no judge of another family scored {label!r}")
+    reason = Reason("unscored", f"no judge of another family scored {label!r}")
     return CandidateScore(
         label=label,
         family=family,
@@ -342,17 +342,17 @@ def _failures(
     medians: Mapping[str, Fraction],
     missing: tuple[str, ...],
     settings: _Settings,
-) -> tuple[tuple[str, ...], list[MatrixReason]]:
+) -> tuple[tuple[str, ...], list[Reason]]:
     """The pass rule: every row scored, the overall at the line, no row under the floor.
     Returns the rows under the floor and the reasons the candidate fails (none: it passes)."""
     floor = settings.min_score - Fraction(ROW_FLOOR_MARGIN)
     below = tuple(row for row in ROWS if row in medians and medians[row] < floor)
-    failures: list[MatrixReason] = []
+    failures: list[Reason] = []
     if missing:
-        failures.append(MatrixReason("missing_rows", f"no score for: {', '.join(missing)}"))
+        failures.append(Reason("missing_rows", f"no score for: {', '.join(missing)}"))
     if overall < settings.min_score:
         failures.append(
-            MatrixReason(
+            Reason(
                 "below_minimum",
                 f"weighted median {float(overall):g} is under the minimum "
                 f"{float(settings.min_score):g}",
@@ -360,7 +360,7 @@ def _failures(
         )
     if below:
         failures.append(
-            MatrixReason(
+            Reason(
                 "row_floor",
                 f"row median under {float(floor):g}: "
                 + ", ".join(f"{row}={float(medians[row]):g}" for row in below),
@@ -406,12 +406,12 @@ def _dissents(
 
 def _escalations(
     spread: Fraction, trimmed: bool, mean_conf: Fraction, settings: _Settings
-) -> list[MatrixReason]:
+) -> list[Reason]:
     """Why a human should look: judges far apart, or judges unsure."""
-    escalations: list[MatrixReason] = []
+    escalations: list[Reason] = []
     if spread > settings.spread_threshold:
         escalations.append(
-            MatrixReason(
+            Reason(
                 "spread",
                 f"judge means spread {float(spread):g} "
                 f"{'(trimmed) ' if trimmed else ''}"
@@ -420,7 +420,7 @@ def _escalations(
         )
     if mean_conf < settings.low_confidence:
         escalations.append(
-            MatrixReason(
+            Reason(
                 "low_confidence",
                 f"mean confidence {float(mean_conf):g} is under {float(settings.low_confidence):g}",
             )

@@ -30,7 +30,6 @@ __all__ = [
     "Dissent",
     "DroppedCell",
     "FamilyHistory",
-    "MatrixReason",
     "MatrixResult",
     "check_candidates",
     "check_cell",
@@ -105,11 +104,6 @@ class FamilyHistory:
 # outputs
 
 
-MatrixReason = Reason
-"""Why a candidate failed or escalated: the package's one reason type (the verdict's too),
-under the name the matrix's callers know."""
-
-
 @dataclass(frozen=True)
 class DroppedCell:
     """A cell that never entered the arithmetic, and why (``self_family``, ``self_seat``,
@@ -166,8 +160,8 @@ class CandidateScore:
     degraded: bool
     dissents: tuple[Dissent, ...]
     rerun_gates: bool
-    failures: tuple[MatrixReason, ...]
-    escalations: tuple[MatrixReason, ...]
+    failures: tuple[Reason, ...]
+    escalations: tuple[Reason, ...]
     cells: int
 
     @property

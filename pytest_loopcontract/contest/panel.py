@@ -233,8 +233,8 @@ def _score_document(score: CandidateScore) -> dict[str, Any]:
         "mean_confidence": score.mean_confidence,
         "degraded": score.degraded,
         "families": list(score.families),
-        "failures": [{"code": f.code, "message": f.message} for f in score.failures],
-        "escalations": [{"code": e.code, "message": e.message} for e in score.escalations],
+        "failures": [f.to_json() for f in score.failures],
+        "escalations": [e.to_json() for e in score.escalations],
         "dissents": [
             {
                 "judge": d.seat,

@@ -497,10 +497,11 @@ def test_bad_candidates_and_duplicate_calibration_raise() -> None:
 
 
 def test_module_is_pure() -> None:
-    """The scoring imports the stdlib and the matrix's own data only; the data, the stdlib and
-    the pure reason type only; that, the stdlib only (so no I/O module comes in through it)."""
+    """The scoring imports the stdlib, the matrix's own data and the pure reason type only; the
+    data, the stdlib and the reason type only; that, the stdlib only (so no I/O module comes
+    in through it)."""
     for module, allowed in (
-        (matrix, ("pytest_loopcontract.contest.matrix_model",)),
+        (matrix, ("pytest_loopcontract.contest.matrix_model", "pytest_loopcontract.reason")),
         (matrix_model, ("pytest_loopcontract.reason",)),
         (reason, ()),
     ):
