@@ -375,6 +375,34 @@ def test_tests_that_break_git_do_not_blind_the_pin_check(pytester: pytest.Pytest
     assert len(verdict["environment"]["commit"]) == 40  # git ran, with the real PATH
 
 
+def test_a_test_that_rewrites_the_baseline_does_not_move_the_pins(
+    pytester: pytest.Pytester,
+) -> None:
+    """The cheat: beside an edited pinned test, a test re-pins that file in ``baseline.json``
+    to its edited bytes, so the pin check at the session's end found nothing changed. The
+    baseline is read when the session's contract is loaded, before any test runs."""
+    cheat = (
+        "import hashlib, json, subprocess\n\n"
+        "def test_add():\n    assert True\n\n"
+        "def test_other():\n"
+        "    path = '.loop-contract/baseline.json'\n"
+        "    record = json.load(open(path))\n"
+        "    data = open('test_calc.py', 'rb').read()\n"
+        "    blob = subprocess.run(['git', 'hash-object', 'test_calc.py'], capture_output=True,\n"
+        "                          text=True, check=True).stdout.strip()\n"
+        "    record['pins']['test_calc.py'].update(\n"
+        "        sha256=hashlib.sha256(data).hexdigest(), blob=blob)\n"
+        "    json.dump(record, open(path, 'w'))\n"
+    )
+    _baseline_then_edit_tests(pytester, cheat)
+    result = pytester.runpytest_subprocess("--loop-contract")
+    verdict = read_verdict(pytester)
+    assert result.ret == 25, result.stdout.str()
+    assert ("protected_path_modified", "test_calc.py") in {
+        (f["code"], f.get("path")) for f in verdict["tamper"]["findings"]
+    }
+
+
 def test_results_path(tmp_path: Path) -> None:
     """Sanity: the package exposes the verdict schema validator the tests rely on."""
     from pytest_loopcontract.verdict import validate_verdict

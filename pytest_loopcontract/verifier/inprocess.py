@@ -45,7 +45,13 @@ from pytest_loopcontract.verifier.workspace import (
     snapshot_worktree,
 )
 
-__all__ = ["RepoEvidence", "load_for_session", "repo_evidence", "verdict_in_process"]
+__all__ = [
+    "RepoEvidence",
+    "load_for_session",
+    "repo_evidence",
+    "session_baseline",
+    "verdict_in_process",
+]
 
 
 def resolve_contract_path(config: pytest.Config, configured: str) -> Path:
@@ -59,6 +65,7 @@ def resolve_contract_path(config: pytest.Config, configured: str) -> Path:
 
 
 _LOADED = pytest.StashKey[tuple[Path, Contract]]()
+_BASELINE = pytest.StashKey["tuple[bool, dict[str, Any] | None]"]()
 
 
 def load_for_session(config: pytest.Config, configured: str) -> Contract:
@@ -66,18 +73,35 @@ def load_for_session(config: pytest.Config, configured: str) -> Contract:
 
     Bytes already validated and pinned at baseline skip the schema, and after their first run
     the YAML parser too: their parsed document is kept in the state folder, keyed by SHA-256.
+    The baseline document read for the pin is kept for the session's end (see
+    :func:`session_baseline`).
     """
     path = resolve_contract_path(config, configured)
     held = config.stash.get(_LOADED, None)
     if held is not None and held[0] == path:
         return held[1]
-    contract = _load(path, StateDir.of(config.rootpath))
+    state = StateDir.of(config.rootpath)
+    baseline = _baseline_document(state)
+    config.stash[_BASELINE] = (state.baseline.exists(), baseline)
+    contract = _load(path, state, _contract_sha(baseline))
     config.stash[_LOADED] = (path, contract)
     return contract
 
 
-def _load(path: Path, state: StateDir) -> Contract:
-    pinned = _pinned_contract_sha(state)
+def session_baseline(config: pytest.Config, root: Path) -> BaselineRecord | None:
+    """The baseline this session is judged by: the one there before its first test, so a test
+    that writes ``baseline.json`` (re-pinning a file it edited, or a baseline where there was
+    none) changes nothing. Read again only when it could not be read then, for the error
+    that names the cause."""
+    existed, document = config.stash.get(_BASELINE, (StateDir.of(root).baseline.exists(), None))
+    if not existed:
+        return None
+    if document is not None:
+        return BaselineRecord.from_json(document, outcomes=False)
+    return load_baseline(root, outcomes=False)
+
+
+def _load(path: Path, state: StateDir, pinned: str | None) -> Contract:
     if pinned is None:
         return load_contract(path)
     try:
@@ -95,12 +119,16 @@ def _load(path: Path, state: StateDir) -> Contract:
     return build_validated(document, path, pinned)
 
 
-def _pinned_contract_sha(state: StateDir) -> str | None:
+def _baseline_document(state: StateDir) -> dict[str, Any] | None:
     try:
         data = json.loads(state.baseline.read_text("utf-8"))
     except (OSError, ValueError):
         return None
-    sha = data.get("contract_sha256") if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else None
+
+
+def _contract_sha(baseline: dict[str, Any] | None) -> str | None:
+    sha = baseline.get("contract_sha256") if baseline is not None else None
     return sha if isinstance(sha, str) else None
 
 
@@ -140,10 +168,8 @@ class RepoEvidence(NamedTuple):
     empty: bool | None
 
 
-def repo_evidence(root: Path, contract: Contract) -> RepoEvidence:
-    """The baseline and git's evidence for ``root``: the tree as the tests left it."""
-    exists = StateDir.of(root).baseline.exists()
-    baseline = load_baseline(root, outcomes=False) if exists else None
+def repo_evidence(root: Path, contract: Contract, baseline: BaselineRecord | None) -> RepoEvidence:
+    """Git's evidence for ``root`` (the tree as the tests left it) beside ``baseline``."""
     return RepoEvidence(baseline, *_repo_evidence(root, contract, baseline))
 
 
@@ -184,7 +210,9 @@ def verdict_in_process(
     t0: float,
 ) -> dict[str, Any]:
     root = Path(config.rootpath)
-    baseline, findings, changed, commit, dirty, empty = repo_evidence(root, contract)
+    baseline, findings, changed, commit, dirty, empty = repo_evidence(
+        root, contract, session_baseline(config, root)
+    )
     errors = []
     status = results.pytest_exitstatus
     if status in (2, 3, 4):
