@@ -62,12 +62,12 @@ def decode_sets(
             return [], {}, pass_to_pass
         listed = {str(k): str(v) for k, v in dict(data["outcomes"]).items()}
         return [str(n) for n in data["collected"]], listed, pass_to_pass
-    sets = data["outcomes"]
-    if not isinstance(sets, dict):
-        raise ValueError("outcomes is not an object of outcome sets")
     pass_to_pass = unpack_ids(data["pass_to_pass"], "pass_to_pass")
     if not outcomes:
         return [], {}, pass_to_pass
+    sets = data["outcomes"]
+    if not isinstance(sets, dict):
+        raise ValueError("outcomes is not an object of outcome sets")
     by_id: dict[str, str] = {}
     for outcome, ids in sets.items():
         for nodeid in unpack_ids(ids, f"outcomes.{outcome}"):

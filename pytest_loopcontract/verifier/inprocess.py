@@ -120,11 +120,15 @@ def _load(path: Path, state: StateDir, pinned: str | None) -> Contract:
 
 
 def _baseline_document(state: StateDir) -> dict[str, Any] | None:
+    """``baseline.json`` as read before the first test, without its outcome sets (every
+    test's id, which the in-process verdict never reads: not held through the run)."""
     try:
         data = json.loads(state.baseline.read_text("utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    return {key: value for key, value in data.items() if key not in ("outcomes", "collected")}
 
 
 def _contract_sha(baseline: dict[str, Any] | None) -> str | None:
