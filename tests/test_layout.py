@@ -1,5 +1,6 @@
 """The package's layout keeps its promises: no import cycles, pure cores without I/O, the
-launcher and the in-test-process code free of third-party imports.
+launcher and the in-test-process code free of third-party imports, and ``tests/`` mirroring the
+package so each module's tests are found by its name.
 
 Read from the source's syntax trees (module-level imports only; imports inside functions and
 under ``TYPE_CHECKING`` are deliberate late binding and cannot form a start-up cycle), so the
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,21 @@ from testing.repos import ROOT
 
 PACKAGE = ROOT / "pytest_loopcontract"
 NAME = "pytest_loopcontract"
+TESTS = ROOT / "tests"
+TESTING = ROOT / "testing"
+
+# Suites whose subject is the whole product, not one module: they keep their names and are
+# listed here, once, with the reason. Every other test file is named after its module.
+CROSS_CUTTING: tuple[tuple[str, str], ...] = (
+    ("test_act_e2e.py", "the real workflow files run end to end by act against the fake GitHub"),
+    ("test_layout.py", "the package's shape: import graph, pure cores, and this naming rule"),
+    ("test_public_api.py", "the package's public face (__init__, __all__, version metadata)"),
+    ("test_wheel.py", "the built wheel installed in a fresh venv, as a user installs it"),
+    ("test_workflows.py", "the .github workflows and the composite action, read as data"),
+    ("verifier/test_awkward_suites.py", "real-world suite shapes through baseline and verify"),
+    ("verifier/tamper/test_tampering.py", "examples/candidates.py's cheats via the launcher"),
+)
+LISTED = frozenset(name for name, _reason in CROSS_CUTTING)
 
 # Pure cores: the rules that decide, readable and testable without files, processes or clocks.
 PURE = [
@@ -149,3 +165,81 @@ def test_the_inner_package_imports_only_the_standard_library_and_pytest() -> Non
             allowed = top in sys.stdlib_module_names or top in {"__future__", "pytest", "_pytest"}
             own = imported.startswith(f"{NAME}.verifier.inner")
             assert allowed or own, f"{name} imports {imported}"
+
+
+def mirrored_folder(test_file: Path) -> Path:
+    """The folder whose modules ``test_file`` tests: ``tests/x/y/`` mirrors
+    ``pytest_loopcontract/x/y/``, and ``tests/testing/...`` mirrors the ``testing/`` package."""
+    folders = test_file.relative_to(TESTS).parent.parts
+    if folders[:1] == ("testing",):
+        return TESTING.joinpath(*folders[1:])
+    return PACKAGE.joinpath(*folders)
+
+
+def _names_a_module(folder: Path, module: str) -> bool:
+    """``module`` is a module or package in ``folder``, or the package ``folder`` itself."""
+    if (folder / f"{module}.py").is_file() or (folder / module / "__init__.py").is_file():
+        return True
+    return module == folder.name and (folder / "__init__.py").is_file()
+
+
+def naming_problem(test_file: Path, listed: Collection[str] = LISTED) -> str | None:
+    """Why ``test_file`` breaks the naming rule, or None when it keeps it.
+
+    The rule: ``test_<module>.py`` or ``test_<module>_<topic>.py`` for a module (``<module>.py``)
+    or package (``<module>/__init__.py``) in the mirrored folder; a package's tests as a whole sit
+    in its own folder under its name (``tests/loop/test_loop.py``); or a listed cross-cutting suite.
+    """
+    relative = test_file.relative_to(TESTS).as_posix()
+    if relative in listed:
+        return None
+    folder = mirrored_folder(test_file)
+    words = test_file.stem.removeprefix("test_").split("_")
+    if all(words) and any(
+        _names_a_module(folder, "_".join(words[:end])) for end in range(1, len(words) + 1)
+    ):
+        return None
+    shown = folder.relative_to(ROOT).as_posix()
+    return (
+        f"tests/{relative}: a test file is named test_<module>.py or test_<module>_<topic>.py "
+        f"after a module or package in {shown}/ (the folder it mirrors) or after that package "
+        "itself, or is listed with its reason in CROSS_CUTTING in tests/test_layout.py"
+    )
+
+
+def all_test_files() -> list[Path]:
+    return sorted(TESTS.rglob("test_*.py"))
+
+
+def test_naming_rule_refuses_a_misnamed_file_and_accepts_the_look_alikes() -> None:
+    assert naming_problem(TESTS / "verifier" / "test_compact_sets.py")
+    assert naming_problem(TESTS / "test_view.py")  # no module view.py at the top
+    assert naming_problem(TESTS / "contest" / "test_loop.py")  # loop/ is not in contest/
+    assert naming_problem(TESTS / "cli" / "test_ledger.py")  # ledger is in cli/commands/
+    assert naming_problem(TESTS / "testing" / "test_verdict.py")  # testing/ has no verdict
+    assert naming_problem(TESTS / "loop" / "test_.py")  # no name at all
+    assert naming_problem(TESTS / "loop" / "test_budget_.py")  # an empty topic
+    assert naming_problem(TESTS / "test_verdict.py") is None
+    assert naming_problem(TESTS / "test_plugin_startup.py") is None  # plugin + a topic
+    assert naming_problem(TESTS / "verifier" / "inner" / "test_watch.py") is None
+    assert naming_problem(TESTS / "contest" / "test_presets.py") is None  # a package
+    assert naming_problem(TESTS / "loop" / "test_loop.py") is None  # the package itself
+    assert naming_problem(TESTS / "testing" / "test_fake_github.py") is None
+    assert naming_problem(TESTS / "verifier" / "test_awkward_suites.py") is None  # listed
+
+
+def test_every_test_file_is_named_after_what_it_tests() -> None:
+    problems = [p for p in map(naming_problem, all_test_files()) if p]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_cross_cutting_list_names_only_files_that_exist_and_need_it() -> None:
+    """A stale entry (file gone) or a needless one (the name already mirrors a module) would let
+    the list grow into a second, unchecked naming scheme."""
+    for relative, _reason in CROSS_CUTTING:
+        path = TESTS / relative
+        assert path.is_file(), f"CROSS_CUTTING lists tests/{relative}, which does not exist"
+        needless = naming_problem(path, listed=()) is None
+        assert not needless, (
+            f"tests/{relative} already mirrors a module: drop it from CROSS_CUTTING"
+        )

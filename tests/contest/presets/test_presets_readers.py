@@ -7,13 +7,13 @@ HTTP 429 stays ok), or that estimates tokens (no usage printed -> None)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from pytest_loopcontract.contest.presets import NAMES, PRESETS, preset
 from pytest_loopcontract.contest.presets.model import Output, Reading
 from testing.agent_standins import DATA
+from testing.repos import ROOT
 
 
 def data(cli: str, name: str) -> str:
@@ -144,12 +144,7 @@ def test_no_usage_printed_means_no_tokens() -> None:
 
 def test_every_preset_names_its_format_and_the_schema_lists_exactly_the_presets() -> None:
     schema = json.loads(
-        (
-            Path(__file__).resolve().parents[3]
-            / "pytest_loopcontract"
-            / "schemas"
-            / "contract.schema.json"
-        ).read_text("utf-8")
+        (ROOT / "pytest_loopcontract" / "schemas" / "contract.schema.json").read_text("utf-8")
     )
     assert tuple(schema["$defs"]["seat"]["properties"]["agent"]["enum"]) == NAMES
     for name, chosen in PRESETS.items():
