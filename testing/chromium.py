@@ -45,6 +45,20 @@ def find_chromium() -> str | None:
     return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
 
 
+def require_chromium() -> str:
+    """The browser, or a skip saying how to get it; a failure instead under
+    ``LOOP_CONTRACT_REQUIRE_CHROMIUM=1`` (CI installs it, so a missing one is a fault there)."""
+    import pytest
+
+    found = find_chromium()
+    if found is None:
+        message = "chromium is not installed (Debian package: chromium)"
+        if os.environ.get("LOOP_CONTRACT_REQUIRE_CHROMIUM") == "1":
+            pytest.fail(message + "; LOOP_CONTRACT_REQUIRE_CHROMIUM=1 requires it")
+        pytest.skip(message)
+    return found
+
+
 def run_chromium(chromium: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     profile = tmp_path / "profile"
     profile.mkdir(exist_ok=True)

@@ -26,7 +26,7 @@ import pytest
 from pytest_loopcontract.cli.commands.status import collect_status
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.status_server import make_server
-from testing.chromium import count_colours, find_chromium, run_chromium
+from testing.chromium import count_colours, require_chromium, run_chromium
 from testing.loop_project import STATE, make_repo
 
 HOSTILE = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
@@ -37,13 +37,7 @@ BUDGET = "{iterations: 4, usd: 1.0, tokens: 100000, minutes: 600}"
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    found = find_chromium()
-    if found is None:
-        message = "chromium is not installed (Debian package: chromium)"
-        if os.environ.get("LOOP_CONTRACT_REQUIRE_CHROMIUM") == "1":
-            pytest.fail(message + "; LOOP_CONTRACT_REQUIRE_CHROMIUM=1 requires it")
-        pytest.skip(message)
-    return found
+    return require_chromium()
 
 
 def busy_history(repo: Path) -> History:

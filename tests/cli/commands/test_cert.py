@@ -5,17 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_loopcontract.contest import certificate
-from pytest_loopcontract.contest.ledger import Ledger
+from testing.ledgers import make_ledger
 from testing.repos import run_cli
-
-
-def make_ledger(path: Path, rows: int = 5) -> Ledger:
-    ledger = Ledger(path)
-    for n in range(rows):
-        ledger.append(
-            "event", run_id="r1", contract_id="c", payload={"event": "human_gate", "n": n}
-        )
-    return ledger
 
 
 def test_cert_verify_valid_and_tampered(tmp_path: Path) -> None:

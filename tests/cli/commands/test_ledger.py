@@ -5,17 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from pytest_loopcontract.contest.ledger import Ledger
+from testing.ledgers import make_ledger
 from testing.repos import run_cli
-
-
-def make_ledger(path: Path, rows: int = 5) -> Ledger:
-    ledger = Ledger(path)
-    for n in range(rows):
-        ledger.append(
-            "event", run_id="r1", contract_id="c", payload={"event": "human_gate", "n": n}
-        )
-    return ledger
 
 
 def test_ledger_verify_ok_then_names_the_edited_row(tmp_path: Path) -> None:

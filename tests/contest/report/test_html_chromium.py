@@ -8,7 +8,6 @@ names another binary.
 
 from __future__ import annotations
 
-import os
 import struct
 import zlib
 from html.parser import HTMLParser
@@ -19,19 +18,13 @@ import pytest
 
 from pytest_loopcontract.contest.report.html import write_html
 from pytest_loopcontract.contest.report.view import SCRIPTED_LABEL
-from testing.chromium import count_colours, find_chromium, png_chunks, run_chromium
+from testing.chromium import count_colours, png_chunks, require_chromium, run_chromium
 from testing.contest_fixtures import HOSTILE_SEAT, hostile_result, no_winner_result, sample_result
 
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    found = find_chromium()
-    if found is None:
-        message = "chromium is not installed (Debian package: chromium)"
-        if os.environ.get("LOOP_CONTRACT_REQUIRE_CHROMIUM") == "1":
-            pytest.fail(message + "; LOOP_CONTRACT_REQUIRE_CHROMIUM=1 requires it")
-        pytest.skip(message)
-    return found
+    return require_chromium()
 
 
 class Dom(HTMLParser):
