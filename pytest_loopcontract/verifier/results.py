@@ -21,7 +21,8 @@ OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "desel
 class TestRecord:
     """One test's final outcome; ``when`` names the phase that decided it.
 
-    Slots: a run holds one per test through the verdict's making (72 bytes each, not 200)."""
+    Slots: a run holds one per test through the verdict's making (``sys.getsizeof``: 72
+    bytes each, against 352 for an instance and its ``__dict__``)."""
 
     __test__ = False  # not a pytest test class
 
@@ -130,8 +131,8 @@ def _seq(value: Any) -> Sequence[Any]:
 
 
 def _record(item: Any) -> TestRecord:
-    """One test record of raw results; the fields in order, not ``TestRecord(**item)``: a
-    dict of the known keys per test was a third of reading 2,000 of them."""
+    """One test record of raw results, its fields read in order (no dict of the known keys
+    built per test to pass on as ``TestRecord(**...)``)."""
     if not isinstance(item, Mapping):
         raise ValueError("test record is not an object")
     return TestRecord(

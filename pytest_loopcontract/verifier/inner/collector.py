@@ -241,24 +241,8 @@ def _combine(
     call phase decides, except that a failed subtest fails a test whose own call passed. A
     test with no call report (skipped in setup) keeps the setup outcome.
     """
-    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
-    if (  # most tests: three passed phases, told apart at once
-        setup is not None
-        and call is not None
-        and teardown is not None
-        and setup.outcome == call.outcome == teardown.outcome == "passed"
-        and not subfailures
-        and not hasattr(call, "wasxfail")
-    ):
-        duration = setup.duration + call.duration + teardown.duration
-        return {
-            "nodeid": nodeid,
-            "outcome": "passed",
-            "duration": duration,
-            "when": "call",
-            "message": "",
-        }
     duration = sum(r.duration for r in phases.values())
+    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
     deciding = call
     if setup is not None and not setup.passed:
         deciding = setup
