@@ -31,10 +31,10 @@ from pytest_loopcontract.verifier.evaluate import Evidence, evaluate
 from pytest_loopcontract.verifier.results import RunResults, TestRecord
 from pytest_loopcontract.verifier.run_outcome import run_errors
 from pytest_loopcontract.verifier.runner import run_pytest
+from pytest_loopcontract.verifier.tamper.harness import harness_findings
 from pytest_loopcontract.verifier.tamper.pins import (
     boundary_findings,
     crosscheck_findings,
-    harness_findings,
     pin_findings,
 )
 from pytest_loopcontract.verifier.workspace import DEFAULT_PROTECT, Pin, TreeEntry, match_glob
@@ -981,8 +981,6 @@ def test_doctest_module_is_not_pinned_so_its_fix_counts(tmp_path: Path) -> None:
 
 
 def test_harness_patch_through_an_alias_is_found() -> None:
-    from pytest_loopcontract.verifier.tamper.pins import harness_findings
-
     diff = (
         "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n"
         "@@ -1,0 +1,2 @@\n+from unittest import TestCase as _TC\n"

@@ -19,9 +19,9 @@ from pytest_loopcontract.verifier.baseline import BaselineRecord
 from pytest_loopcontract.verifier.candidate import Candidate
 from pytest_loopcontract.verifier.harness import harness_checkpoints
 from pytest_loopcontract.verifier.tamper.checks import launcher_static_checks
+from pytest_loopcontract.verifier.tamper.harness import harness_findings
 from pytest_loopcontract.verifier.tamper.pins import (
     boundary_findings,
-    harness_findings,
     pin_findings,
 )
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -38,14 +40,16 @@ from pytest_loopcontract.verifier.tamper.pins import pin_findings
 from pytest_loopcontract.verifier.workspace import (
     WorkspaceError,
     diff_text,
-    find_repo,
     is_dirty,
     list_tree,
-    resolve_commit,
+    pinned_environment,
+    repo_head,
     snapshot_worktree,
+    tree_differs,
 )
 
 __all__ = [
+    "PendingEvidence",
     "RepoEvidence",
     "load_for_session",
     "repo_evidence",
@@ -177,17 +181,64 @@ def repo_evidence(root: Path, contract: Contract, baseline: BaselineRecord | Non
     return RepoEvidence(baseline, *_repo_evidence(root, contract, baseline))
 
 
+class PendingEvidence:
+    """:func:`repo_evidence` read on a thread, so that git's eight processes run while the
+    session's thread turns the run's records into results (their waits overlap, not Python's
+    work). Git sees ``environ``, the environment as it was before the first test."""
+
+    def __init__(
+        self,
+        root: Path,
+        contract: Contract,
+        baseline: BaselineRecord | None,
+        environ: Mapping[str, str],
+    ) -> None:
+        self._outcome: RepoEvidence | BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._read,
+            args=(root, contract, baseline, environ),
+            name="loopcontract-git",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def _read(
+        self,
+        root: Path,
+        contract: Contract,
+        baseline: BaselineRecord | None,
+        environ: Mapping[str, str],
+    ) -> None:
+        try:
+            with pinned_environment(environ):
+                self._outcome = repo_evidence(root, contract, baseline)
+        except BaseException as exc:  # handed to the session's thread by result()
+            self._outcome = exc
+
+    def result(self) -> RepoEvidence:
+        """The evidence, once git is done; what the thread raised is raised here."""
+        self._thread.join()
+        if isinstance(self._outcome, BaseException):
+            raise self._outcome
+        assert self._outcome is not None
+        return self._outcome
+
+
 def _repo_evidence(
     root: Path, contract: Contract, baseline: BaselineRecord | None
 ) -> tuple[list[Finding], dict[str, frozenset[int]] | None, str | None, bool | None, bool | None]:
     try:
-        repo = find_repo(root)
-        commit, dirty = resolve_commit(repo, "HEAD"), is_dirty(repo)
+        repo, commit, index = repo_head(root)
+        if commit is None:
+            return [], None, None, None, None
+        if baseline is None:
+            return [], None, commit, is_dirty(repo), None
+        tree = snapshot_worktree(repo, real_index=index)
+        # From objects alone, what ``git status`` would say of this snapshot, at a third of
+        # its cost (no second scan of the work tree).
+        dirty = tree_differs(repo, commit, tree)
     except WorkspaceError:
         return [], None, None, None, None
-    if baseline is None:
-        return [], None, commit, dirty, None
-    tree = snapshot_worktree(repo)
     files = list_tree(repo, tree)
     findings = pin_findings(
         baseline.pins,
@@ -212,11 +263,10 @@ def verdict_in_process(
     results: RunResults,
     started: str,
     t0: float,
+    repo: RepoEvidence,
 ) -> dict[str, Any]:
     root = Path(config.rootpath)
-    baseline, findings, changed, commit, dirty, empty = repo_evidence(
-        root, contract, session_baseline(config, root)
-    )
+    baseline, findings, changed, commit, dirty, empty = repo
     errors = []
     status = results.pytest_exitstatus
     if status in (2, 3, 4):

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from pytest_loopcontract.verifier.workspace import (
+    WorkspaceError,
+    find_repo,
     is_dirty,
+    repo_head,
     resolve_commit,
     snapshot_worktree,
     tree_differs,
@@ -67,3 +70,27 @@ def test_tree_differs_answers_as_the_work_tree_scan(
     commit = resolve_commit(root, "HEAD")
     assert tree_differs(root, commit, tree) is dirty
     assert is_dirty(root) is dirty
+
+
+@pytest.mark.parametrize("where", [".", "sub/deeper"])
+def test_repo_head_answers_what_three_calls_answer(tmp_path: Path, where: str) -> None:
+    root = _repo(tmp_path)
+    start = root / where
+    start.mkdir(parents=True, exist_ok=True)
+    head = repo_head(start)
+    assert head.root == find_repo(start)
+    assert head.commit == resolve_commit(root, "HEAD")
+    assert head.index_file.resolve() == (root / ".git" / "index").resolve()
+    _modify(root)
+    assert snapshot_worktree(root, real_index=head.index_file) == snapshot_worktree(root)
+
+
+def test_repo_head_before_the_first_commit_has_no_commit(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    head = repo_head(tmp_path)
+    assert (head.root, head.commit) == (tmp_path.resolve(), None)
+
+
+def test_repo_head_outside_a_repository_says_what_to_run(tmp_path: Path) -> None:
+    with pytest.raises(WorkspaceError, match="run 'git init'"):
+        repo_head(tmp_path)
