@@ -37,6 +37,8 @@ def _split(nodeid: str) -> tuple[str, str, str]:
     """(file, class path, last part) of a node id, or (``""``, ``""``, id) when it does not
     split so that joining gives it back. ``::`` inside the parameters never splits."""
     file, sep, rest = nodeid.partition("::")
+    if sep and file and rest and "::" not in rest:
+        return file, "", rest  # a module-level test, most of any suite: joins back as it was
     if sep and file and rest:
         cut = rest.split("[", 1)[0].rfind("::")
         owner, leaf = (rest[:cut], rest[cut + 2 :]) if cut >= 0 else ("", rest)
@@ -50,7 +52,13 @@ def pack_ids(ids: Iterable[str]) -> IdSet:
     groups: dict[str, dict[str, set[str]]] = {}
     for nodeid in ids:
         file, owner, leaf = _split(nodeid)
-        groups.setdefault(file, {}).setdefault(owner, set()).add(leaf)
+        owners = groups.get(file)
+        if owners is None:
+            owners = groups[file] = {}
+        leaves = owners.get(owner)
+        if leaves is None:
+            leaves = owners[owner] = set()
+        leaves.add(leaf)
     return {
         file: {owner: sorted(leaves) for owner, leaves in sorted(owners.items())}
         for file, owners in sorted(groups.items())

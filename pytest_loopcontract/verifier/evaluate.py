@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,23 +17,20 @@ from typing import Any
 import pytest_loopcontract
 from pytest_loopcontract import hooks
 from pytest_loopcontract.contract.model import Contract, HardGate
-from pytest_loopcontract.fsio import utc_now
 from pytest_loopcontract.idsets import pack_ids
 from pytest_loopcontract.processes import kill_group, read_tail, spawn
 from pytest_loopcontract.verdict import Finding, Reason, build_verdict, environment_info
 from pytest_loopcontract.verifier import gates
 from pytest_loopcontract.verifier.hidden import withhold_messages
 from pytest_loopcontract.verifier.results import RunResults
+from pytest_loopcontract.verifier.verdict_frame import contract_summary, run_timing
 
 __all__ = [
     "Evidence",
-    "contract_summary",
-    "error_verdict",
     "evaluate",
     "outcomes_with_collect_errors",
     "outside_import_errors",
     "run_command_gate",
-    "run_timing",
 ]
 
 OUTPUT_TAIL_BYTES = 4096
@@ -171,53 +167,6 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
     )
     hooks.plugin_manager().hook.loopcontract_verdict(verdict=document)
     return document
-
-
-def contract_summary(contract: Contract, relpath: str) -> dict[str, Any]:
-    """The verdict's ``contract`` section: which contract judged the run, and where it lives."""
-    return {"path": relpath, "id": contract.id, "sha256": contract.sha256, "mode": contract.mode}
-
-
-def run_timing(started: str, started_monotonic: float) -> dict[str, Any]:
-    """The verdict's ``timing`` section for a run that ends now (monotonic duration)."""
-    return {
-        "started": started,
-        "finished": utc_now(),
-        "duration_s": round(time.monotonic() - started_monotonic, 6),
-    }
-
-
-def error_verdict(
-    contract: Contract,
-    reason: Reason,
-    *,
-    relpath: str,
-    trust: str,
-    nonce: str,
-    baseline: Mapping[str, Any],
-    environment: Mapping[str, Any],
-    timing: Mapping[str, Any],
-) -> dict[str, Any]:
-    """An ``error`` verdict that judged nothing: no test ran, no gate was evaluated.
-
-    What a run leaves when it cannot be judged at all (the in-process run that never finished,
-    the launcher's stale baseline): one reason is the whole verdict. Built straight from the
-    verdict model, without gates or sensors, so it costs next to nothing."""
-    return build_verdict(
-        contract=contract_summary(contract, relpath),
-        trust=trust,
-        nonce=nonce,
-        dod=[],
-        hard=[],
-        measured=[],
-        findings=[],
-        errors=[reason],
-        tests=[],
-        baseline=baseline,
-        environment=environment,
-        timing=timing,
-        tool_version=pytest_loopcontract.__version__,
-    )
 
 
 def _hard_gates(

@@ -20,11 +20,11 @@ from pytest_loopcontract.verdict import render_checklist
 from pytest_loopcontract.verifier.inner import leftover_egress
 from pytest_loopcontract.verifier.inner.collector import ResultCollector
 from pytest_loopcontract.verifier.inprocess import (
-    PendingEvidence,
     incomplete_verdict,
     session_baseline,
     verdict_in_process,
 )
+from pytest_loopcontract.verifier.repo_evidence import PendingEvidence
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.workspace import pinned_environment
 
@@ -69,13 +69,13 @@ class VerdictWriter(ResultCollector):
         git = PendingEvidence(root, self.contract, session_baseline(self.config, root), environ)
         # The raw records are dropped as soon as they are converted rather than held through
         # evaluate() beside their converted copy (0.4 MiB of peak memory on 2,000 tests).
-        raw = self.results(session, exitstatus, leftover_egress(self.config))
+        raw = self.results(session, exitstatus, leftover_egress(self.config), origins=False)
         self.finished = {}  # one record per test, now in ``raw``: not held through evaluate()
         results = RunResults.from_json(raw)
         del raw
         with pinned_environment(environ):
             self.verdict = verdict_in_process(
-                self.config, self.contract, results, self.started_at, self.started, git.result()
+                self.config, self.contract, results, self.started_at, self.started, git
             )
         write_json_atomic(self.verdict_path(), self.verdict)
         session.exitstatus = int(self.verdict["exit_code"])
