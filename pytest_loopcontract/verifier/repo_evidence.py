@@ -63,26 +63,16 @@ class PendingEvidence:
         environ: Mapping[str, str],
     ) -> None:
         self._outcome: RepoEvidence | BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._read,
-            args=(root, contract, baseline, environ),
-            name="loopcontract-git",
-            daemon=True,
-        )
-        self._thread.start()
 
-    def _read(
-        self,
-        root: Path,
-        contract: Contract,
-        baseline: BaselineRecord | None,
-        environ: Mapping[str, str],
-    ) -> None:
-        try:
-            with pinned_environment(environ):
-                self._outcome = repo_evidence(root, contract, baseline)
-        except BaseException as exc:  # handed to the session's thread by result()
-            self._outcome = exc
+        def read() -> None:
+            try:
+                with pinned_environment(environ):
+                    self._outcome = repo_evidence(root, contract, baseline)
+            except BaseException as exc:  # handed to the session's thread by result()
+                self._outcome = exc
+
+        self._thread = threading.Thread(target=read, name="loopcontract-git", daemon=True)
+        self._thread.start()
 
     def result(self) -> RepoEvidence:
         """The evidence, once git is done; what the thread raised is raised here."""

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.fsio import write_json_atomic
+from pytest_loopcontract.fsio import utc_now, write_json_atomic
 from pytest_loopcontract.idsets import count_ids, pack_ids, unpack_ids
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import validate_verdict
 from pytest_loopcontract.verdict_tests import failing_tests, verdict_outcomes, verdict_records
 from pytest_loopcontract.verifier.baseline import BaselineRecord, load_baseline
-from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, utc_now
+from pytest_loopcontract.verifier.evaluate import Evidence, evaluate
 from pytest_loopcontract.verifier.results import RunResults, TestRecord
 from pytest_loopcontract.verifier.workspace import WorkspaceError
 from testing.large_suite import (

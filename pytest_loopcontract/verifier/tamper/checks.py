@@ -2,12 +2,12 @@
 
 Two parts, each returning what the verdict needs and nothing else:
 
-- :func:`static_checks` (before the run): the rules of :mod:`reward_rules` and
-  :mod:`reward_literals` over the changed Python files the run will execute with the
+- :func:`static_checks` (before the run): the rules of :mod:`.rules` and
+  :mod:`.literals` over the changed Python files the run will execute with the
   candidate's bytes. A ``tamper`` rule becomes a finding (exit 25); an ``evidence`` rule
   becomes a checkpoint match that joins the file's clearance request (exit 24 until a person
   resolves it); a rule the pinned contract allows for the path produces nothing.
-- the vacuous-pass re-runs, in :mod:`vacuous` (after the run, or beside it on a second core).
+- the vacuous-pass re-runs, in :mod:`.vacuous` (after the run, or beside it on a second core).
 
 Each also returns a check record (``ran`` / ``skipped`` / ``timed_out`` / ``not_run``) for the
 verdict's ``tamper.checks``. The launcher supplies how a tree is built and how pytest runs, so
