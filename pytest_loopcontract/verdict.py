@@ -13,12 +13,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_loopcontract.idtext import readable_ids
 from pytest_loopcontract.reason import Reason
 from pytest_loopcontract.verdict_tests import failing_tests, tests_section, verdict_records
-from pytest_loopcontract.verifier.gates import DodResult, GateResult
+
+if TYPE_CHECKING:
+    # Types only: the gates themselves load with ``evaluate``, which the in-process plugin
+    # imports at the session's end while git runs, not before the first test.
+    from pytest_loopcontract.verifier.gates import DodResult, GateResult
 
 __all__ = [
     "BASELINE_STALE",

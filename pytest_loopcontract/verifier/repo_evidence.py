@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from pytest_loopcontract.verdict import Finding
-from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
 from pytest_loopcontract.verifier.tamper.pins import pin_findings
 from pytest_loopcontract.verifier.workspace import (
     WorkspaceError,
@@ -111,6 +110,9 @@ def _repo_evidence(
     patch = (
         diff_text(repo, baseline.tree, tree) if needs_diff or contract.mode == "improve" else None
     )
-    changed = added_lines_from_diff(patch) if patch is not None else None
-    empty = (patch == "") if patch is not None else None
-    return findings, changed, commit, dirty, empty
+    if patch is None:
+        return findings, None, commit, dirty, None
+    # Only coverage gates and improve mode read the added lines: their parser loads then.
+    from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
+
+    return findings, added_lines_from_diff(patch), commit, dirty, patch == ""
