@@ -92,8 +92,8 @@ def _repo_evidence(
         if baseline is None:
             return [], None, commit, is_dirty(repo), None
         tree = snapshot_worktree(repo, real_index=index)
-        # From objects alone, what ``git status`` would say of this snapshot, at a third of
-        # its cost (no second scan of the work tree).
+        # From objects alone, what ``git status`` would say of this snapshot, without a
+        # second scan of the work tree (2 to 3 ms here against 3 to 5 ms).
         dirty = tree_differs(repo, commit, tree)
     except WorkspaceError:
         return [], None, None, None, None
