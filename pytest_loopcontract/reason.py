@@ -7,7 +7,7 @@ the verdict (schema files, JSON). Stdlib only and no I/O, so every pure core may
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["Reason", "ReasonDocument"]
 
@@ -15,8 +15,7 @@ ReasonDocument = dict[str, str]
 """A reason in a JSON document: ``{"code": ..., "message": ...}`` and nothing else."""
 
 
-@dataclass(frozen=True)
-class Reason:
+class Reason(NamedTuple):
     """Why something failed, stopped, escalated or waits. ``code`` is stable (other tools
     branch on it); ``message`` is for people and may change."""
 

@@ -10,10 +10,9 @@ import json
 import platform
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pytest_loopcontract.idtext import readable_ids
 from pytest_loopcontract.reason import Reason
@@ -62,8 +61,7 @@ EXIT_BASELINE = 27
 BASELINE_STALE = "baseline_stale"
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One piece of tampering evidence; ``allowed`` findings are reported but do not fail."""
 
     code: str
@@ -275,8 +273,7 @@ def _maps(value: Any) -> list[Mapping[str, Any]]:
     return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
-@dataclass(frozen=True)
-class VerdictView:
+class VerdictView(NamedTuple):
     """A read-only view of a verdict document: the questions every reader asks of one.
 
     Why: the loop's prompt, the contest's retry notes, ``loop-contract done`` and the verifier

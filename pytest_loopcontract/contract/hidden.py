@@ -11,17 +11,15 @@ in, shapes and problems out), so the contract loader and its schema checks can s
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["HiddenTest", "hidden_problems", "parse_hidden", "source_kind"]
 
 _PATH_STARTS = ("/", ".", "~", "$")
 
 
-@dataclass(frozen=True)
-class HiddenTest:
+class HiddenTest(NamedTuple):
     """One hidden test file: ``source`` as written, its ``kind`` (``path`` or ``ref``), and
     ``to``, the path it takes in the scratch tree."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -298,7 +298,7 @@ def take_baseline(
             "runtime_patches": list(results.runtime_patches),
             "module_origins": dict(results.module_origins),
             "unstable": sets.unstable,
-            "included": {p: asdict(pin) for p, pin in included.items()},
+            "included": {p: pin._asdict() for p, pin in included.items()},
             **({"hidden": hidden_record(hidden, outcomes)} if hidden else {}),
         },
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ class BaselineRecord:
         for f in fields(self):
             if f.name != "collected":  # every id of the outcome sets: not written
                 data[f.name] = sets.get(f.name, getattr(self, f.name))
-        data["pins"] = {p: asdict(pin) for p, pin in sorted(self.pins.items())}
+        data["pins"] = {p: pin._asdict() for p, pin in sorted(self.pins.items())}
         return data
 
     @classmethod

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Protocol
+from types import MappingProxyType
+from typing import Any, NamedTuple, Protocol
 
 from pytest_loopcontract.words import plural
 
@@ -63,21 +63,19 @@ class ObservationLike(Protocol):
     def detail(self) -> str: ...
 
 
-@dataclass(frozen=True)
-class DodResult:
+class DodResult(NamedTuple):
     id: str
     text: str
     status: str  # done | failed | no_tests
     tests: tuple[tuple[str, str], ...]  # (nodeid, outcome)
 
 
-@dataclass(frozen=True)
-class GateResult:
+class GateResult(NamedTuple):
     id: str
     kind: str
     status: str  # pass | fail | not_measurable | missing | error
     message: str
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = MappingProxyType({})  # read-only: one shared empty mapping
 
     @property
     def blocking(self) -> bool:

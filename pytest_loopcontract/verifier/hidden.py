@@ -17,9 +17,8 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pytest_loopcontract.contract.hidden import HiddenTest
 from pytest_loopcontract.contract.model import Contract
@@ -47,8 +46,7 @@ __all__ = [
 WITHHELD = "(hidden acceptance test: its failure details are withheld)"
 
 
-@dataclass(frozen=True)
-class HiddenFile:
+class HiddenFile(NamedTuple):
     """One hidden test as read now: where it came from, where it goes, its bytes."""
 
     item: str

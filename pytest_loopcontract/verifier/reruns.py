@@ -48,7 +48,7 @@ def rerun_pass_to_pass(
         pending = [n for n in pending if history[n][-1] != "passed"]
     recovered = {n for n, seen in history.items() if seen and seen[-1] == "passed"}
     tests = [
-        replace(t, outcome="passed", message="") if t.nodeid in recovered else t
+        t._replace(outcome="passed", message="") if t.nodeid in recovered else t
         for t in results.tests
     ]
     record = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["RecordedMetric", "RunResults", "TestRecord"]
 
@@ -17,14 +17,12 @@ __all__ = ["RecordedMetric", "RunResults", "TestRecord"]
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected", "missing")
 
 
-@dataclass(frozen=True, slots=True)
-class TestRecord:
+class TestRecord(NamedTuple):
     """One test's final outcome; ``when`` names the phase that decided it.
 
-    Slots: a run holds one per test through the verdict's making (``sys.getsizeof``: 72
-    bytes each, against 352 for an instance and its ``__dict__``)."""
-
-    __test__ = False  # not a pytest test class
+    A named tuple: a run holds one per test through the verdict's making (``sys.getsizeof``:
+    80 bytes each, against 352 for an instance and its ``__dict__``), and the in-process run
+    loads this module before its first test (see :mod:`pytest_loopcontract.contract.model`)."""
 
     nodeid: str
     outcome: str
@@ -33,8 +31,10 @@ class TestRecord:
     message: str = ""
 
 
-@dataclass(frozen=True)
-class RecordedMetric:
+TestRecord.__test__ = False  # type: ignore[attr-defined]  # not a pytest test class
+
+
+class RecordedMetric(NamedTuple):
     """A value a test recorded through the ``loop_metric`` fixture."""
 
     nodeid: str
@@ -66,7 +66,10 @@ class RunResults:
         return {t.nodeid: t.outcome for t in self.tests}
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)  # the named tuples below would stay tuples (JSON arrays)
+        data["tests"] = [t._asdict() for t in self.tests]
+        data["metrics"] = [m._asdict() for m in self.metrics]
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunResults:

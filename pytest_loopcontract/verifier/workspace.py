@@ -16,7 +16,6 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
@@ -76,14 +75,12 @@ class WorkspaceError(LoopContractError):
     """
 
 
-@dataclass(frozen=True)
-class TreeEntry:
+class TreeEntry(NamedTuple):
     mode: str
     blob: str
 
 
-@dataclass(frozen=True)
-class Pin:
+class Pin(NamedTuple):
     sha256: str
     blob: str
     mode: str

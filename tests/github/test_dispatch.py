@@ -8,7 +8,6 @@ another clean clone and opens (round 1) or updates (round 2) the seat's pull req
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Iterator
@@ -197,7 +196,7 @@ def test_seat_names_and_secrets_are_checked_before_a_matrix(tmp_path: Path) -> N
     with pytest.raises(ContractError):
         load_contract(str(path))
     # the loader's schema is one check; the matrix checks again on its own
-    forged = dataclasses.replace(contract, seats=({"name": "a/../b", "generate": ["x"]},))
+    forged = contract._replace(seats=({"name": "a/../b", "generate": ["x"]},))
     with pytest.raises(DispatchError, match="id pattern"):
         seat_matrix(forged)
 

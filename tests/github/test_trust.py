@@ -10,7 +10,6 @@ login or the token's own account approving. Real PyGithub over HTTP against the 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -151,8 +150,8 @@ def test_every_page_of_the_file_list_is_read(field: dict[str, Any], tmp_path: Pa
 
 
 def test_protected_paths_are_matched_as_paths() -> None:
-    contract = dataclasses.replace(
-        load_contract_text("protect: {paths: ['fixtures/**']}\n"), github={"protect": ["db/"]}
+    contract = load_contract_text("protect: {paths: ['fixtures/**']}\n")._replace(
+        github={"protect": ["db/"]}
     )
     patterns = protected_patterns(contract)
     files = [PullFile(p, None, "modified", None) for p in (
@@ -182,7 +181,7 @@ def test_a_verdict_from_process_isolation_is_refused_by_default(
     field: dict[str, Any], tmp_path: Path
 ) -> None:
     pinned = load_contract(field["root"] / "loopcontract.yml")
-    strict = dataclasses.replace(pinned, github={})  # same sha256: the default setting
+    strict = pinned._replace(github={})  # same sha256: the default setting
     # The same verdicts as a machine without bubblewrap writes them: isolation process.
     artifacts = tmp_path / "artifacts"
     shutil.copytree(field["artifacts"], artifacts)
