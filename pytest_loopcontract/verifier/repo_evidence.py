@@ -20,10 +20,9 @@ from pytest_loopcontract.verifier.workspace import (
     WorkspaceError,
     diff_text,
     is_dirty,
-    list_tree,
     pinned_environment,
     repo_head,
-    snapshot_worktree,
+    snapshot_files,
     tree_differs,
 )
 
@@ -91,13 +90,12 @@ def _repo_evidence(
             return [], None, None, None, None
         if baseline is None:
             return [], None, commit, is_dirty(repo), None
-        tree = snapshot_worktree(repo, real_index=index)
+        tree, files = snapshot_files(repo, real_index=index)
         # From objects alone, what ``git status`` would say of this snapshot, without a
         # second scan of the work tree (2 to 3 ms here against 3 to 5 ms).
         dirty = tree_differs(repo, commit, tree)
     except WorkspaceError:
         return [], None, None, None, None
-    files = list_tree(repo, tree)
     findings = pin_findings(
         baseline.pins,
         files,

@@ -41,6 +41,7 @@ __all__ = [
     "read_blobs",
     "repo_head",
     "resolve_commit",
+    "snapshot_files",
     "snapshot_worktree",
     "tree_differs",
 ]
@@ -195,13 +196,43 @@ def snapshot_worktree(
     the user's index file when the caller knows it already (:func:`repo_head`).
     """
     with tempfile.TemporaryDirectory(prefix="loopcontract-index-") as tmp:
-        index = Path(tmp) / "index"
-        _seed_index(root, index, real_index)
-        env = {"GIT_INDEX_FILE": str(index)}
+        env = _throwaway_index(root, Path(tmp), real_index)
         git(root, "add", "-A", "--", ".", env=env)
         if exclude:
-            git(root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *exclude, env=env)
-        return git(root, "write-tree", env=env).decode().strip()
+            _remove_cached(root, exclude, env)
+        return _write_tree(root, env)
+
+
+def snapshot_files(
+    root: Path, exclude: Sequence[str] = (StateDir.NAME,), real_index: Path | None = None
+) -> tuple[str, dict[str, TreeEntry]]:
+    """:func:`snapshot_worktree` and its :func:`list_tree`, with one git process fewer when
+    the snapshot holds nothing of ``exclude`` (an ignored state folder, the usual case): the
+    tree is listed before anything is taken out of it, and taken out only when listed."""
+    with tempfile.TemporaryDirectory(prefix="loopcontract-index-") as tmp:
+        env = _throwaway_index(root, Path(tmp), real_index)
+        git(root, "add", "-A", "--", ".", env=env)
+        tree = _write_tree(root, env)
+        files = list_tree(root, tree)
+        if any(path == top or path.startswith(top + "/") for path in files for top in exclude):
+            _remove_cached(root, exclude, env)
+            tree = _write_tree(root, env)
+            files = list_tree(root, tree)
+        return tree, files
+
+
+def _throwaway_index(root: Path, folder: Path, real_index: Path | None) -> dict[str, str]:
+    index = folder / "index"
+    _seed_index(root, index, real_index)
+    return {"GIT_INDEX_FILE": str(index)}
+
+
+def _remove_cached(root: Path, exclude: Sequence[str], env: Mapping[str, str]) -> None:
+    git(root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *exclude, env=env)
+
+
+def _write_tree(root: Path, env: Mapping[str, str]) -> str:
+    return git(root, "write-tree", env=env).decode().strip()
 
 
 def _seed_index(root: Path, index: Path, real: Path | None = None) -> None:

@@ -12,8 +12,10 @@ from pytest_loopcontract.verifier.workspace import (
     WorkspaceError,
     find_repo,
     is_dirty,
+    list_tree,
     repo_head,
     resolve_commit,
+    snapshot_files,
     snapshot_worktree,
     tree_differs,
 )
@@ -70,6 +72,43 @@ def test_tree_differs_answers_as_the_work_tree_scan(
     commit = resolve_commit(root, "HEAD")
     assert tree_differs(root, commit, tree) is dirty
     assert is_dirty(root) is dirty
+
+
+def _unignore_state_folder(root: Path) -> None:
+    (root / ".gitignore").write_text("*.log\n", "utf-8")
+    _touch_state_folder(root)
+
+
+def _commit_state_folder(root: Path) -> None:
+    _touch_state_folder(root)
+    git(root, "add", "-f", ".loop-contract/verdict.json")
+    git(root, "commit", "-qm", "a state file committed")
+    (root / ".loop-contract" / "verdict.json").write_text('{"changed": true}', "utf-8")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        _modify,
+        _add_untracked,
+        _delete,
+        _touch_state_folder,
+        _unignore_state_folder,
+        _commit_state_folder,
+    ],
+    ids=["modified", "untracked", "deleted", "state-folder", "unignored", "committed"],
+)
+def test_snapshot_files_is_the_snapshot_and_its_listing(
+    tmp_path: Path, change: Callable[[Path], None]
+) -> None:
+    """Listed before the state folder is taken out (one git process fewer), the snapshot is
+    still the one without it, whether the folder is ignored, not ignored, or committed."""
+    root = _repo(tmp_path)
+    change(root)
+    tree, files = snapshot_files(root)
+    assert tree == snapshot_worktree(root)
+    assert files == list_tree(root, tree)
+    assert not any(path.startswith(".loop-contract") for path in files)
 
 
 @pytest.mark.parametrize("where", [".", "sub/deeper"])
