@@ -496,3 +496,24 @@ def test_doctest_items_are_recorded(pytester: pytest.Pytester) -> None:
     )
     assert pytester.runpytest("--loop-contract", "--doctest-modules").ret == 0
     assert read_verdict(pytester)["dod"][0]["status"] == "done"
+
+
+def test_tests_that_break_the_repository_do_not_pass_unchecked(
+    pytester: pytest.Pytester,
+) -> None:
+    """The cheat: beside an edited pinned test, a test writes garbage over git's index, so the
+    snapshot at the session's end failed and the verdict carried no pin findings at all. A
+    baseline whose pins could not be checked is now an error that names git's words."""
+    cheat = (
+        "def test_add():\n    assert True\n\n"
+        "def test_other():\n"
+        "    open('.git/index', 'wb').write(b'not an index')\n"
+    )
+    _baseline_then_edit_tests(pytester, cheat)
+    result = pytester.runpytest_subprocess("--loop-contract")
+    verdict = read_verdict(pytester)
+    assert verdict["verdict"] == "error", result.stdout.str()
+    assert result.ret != 0
+    reasons = {r["code"]: r["message"] for r in verdict["reasons"]}
+    assert "pins_unchecked" in reasons
+    assert "index" in reasons["pins_unchecked"]

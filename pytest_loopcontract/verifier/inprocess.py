@@ -164,8 +164,17 @@ def verdict_in_process(
 
     hooks.plugin_manager()  # cached: evaluate() asks for it again once the evidence is in
     root = Path(config.rootpath)
-    baseline, findings, changed, commit, dirty, empty = git.result()
+    baseline, findings, changed, commit, dirty, empty, problem = git.result()
     errors = []
+    if problem is not None:
+        # Fails closed: a tree git cannot read would otherwise pass with no pin compared.
+        errors.append(
+            Reason(
+                "pins_unchecked",
+                f"the protected files could not be compared with their pins: {problem}; "
+                "'git status' says what is wrong with the repository, then run the tests again",
+            )
+        )
     status = results.pytest_exitstatus
     if status in (2, 3, 4):
         errors.append(Reason("pytest_exit_code", f"pytest session ended with status {status}"))

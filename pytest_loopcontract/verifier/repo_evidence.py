@@ -42,11 +42,15 @@ class RepoEvidence(NamedTuple):
     commit: str | None
     dirty: bool | None
     empty: bool | None
+    problem: str | None = None  # git's words when it could not read the tree
 
 
 def repo_evidence(root: Path, contract: Contract, baseline: BaselineRecord | None) -> RepoEvidence:
     """Git's evidence for ``root`` (the tree as the tests left it) beside ``baseline``."""
-    return RepoEvidence(baseline, *_repo_evidence(root, contract, baseline))
+    try:
+        return RepoEvidence(baseline, *_repo_evidence(root, contract, baseline))
+    except WorkspaceError as exc:
+        return RepoEvidence(baseline, [], None, None, None, None, str(exc))
 
 
 class PendingEvidence:
@@ -95,7 +99,9 @@ def _repo_evidence(
         # second scan of the work tree (2 to 3 ms here against 3 to 5 ms).
         dirty = tree_differs(repo, commit, tree)
     except WorkspaceError:
-        return [], None, None, None, None
+        if baseline is None:
+            return [], None, None, None, None  # no pins to check: nothing is lost
+        raise
     findings = pin_findings(
         baseline.pins,
         files,
