@@ -46,11 +46,14 @@ class RepoEvidence(NamedTuple):
 
 
 def repo_evidence(root: Path, contract: Contract, baseline: BaselineRecord | None) -> RepoEvidence:
-    """Git's evidence for ``root`` (the tree as the tests left it) beside ``baseline``."""
+    """Git's evidence for ``root`` (the tree as the tests left it) beside ``baseline``. When
+    git cannot read the tree, ``problem`` says why if there were pins to compare (without a
+    baseline nothing is lost)."""
     try:
         return RepoEvidence(baseline, *_repo_evidence(root, contract, baseline))
     except WorkspaceError as exc:
-        return RepoEvidence(baseline, [], None, None, None, None, str(exc))
+        problem = str(exc) if baseline is not None else None
+        return RepoEvidence(baseline, [], None, None, None, None, problem)
 
 
 class PendingEvidence:
@@ -88,20 +91,15 @@ class PendingEvidence:
 def _repo_evidence(
     root: Path, contract: Contract, baseline: BaselineRecord | None
 ) -> tuple[list[Finding], dict[str, frozenset[int]] | None, str | None, bool | None, bool | None]:
-    try:
-        repo, commit, index = repo_head(root)
-        if commit is None:
-            return [], None, None, None, None
-        if baseline is None:
-            return [], None, commit, is_dirty(repo), None
-        tree, files = snapshot_files(repo, real_index=index)
-        # From objects alone, what ``git status`` would say of this snapshot, without a
-        # second scan of the work tree (2 to 3 ms here against 3 to 5 ms).
-        dirty = tree_differs(repo, commit, tree)
-    except WorkspaceError:
-        if baseline is None:
-            return [], None, None, None, None  # no pins to check: nothing is lost
-        raise
+    repo, commit, index = repo_head(root)
+    if commit is None:
+        return [], None, None, None, None
+    if baseline is None:
+        return [], None, commit, is_dirty(repo), None
+    tree, files = snapshot_files(repo, real_index=index)
+    # From objects alone, what ``git status`` would say of this snapshot, without a second
+    # scan of the work tree (2 to 3 ms here against 3 to 5 ms).
+    dirty = tree_differs(repo, commit, tree)
     findings = pin_findings(
         baseline.pins,
         files,
