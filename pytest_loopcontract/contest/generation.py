@@ -20,7 +20,8 @@ from pytest_loopcontract.contest.run_state import Candidate, RunState
 from pytest_loopcontract.contest.seats import run_seat
 from pytest_loopcontract.contest.worktrees import CandidateError, add_worktree, capture_candidate
 from pytest_loopcontract.fsio import write_text_atomic
-from pytest_loopcontract.verifier.workspace import WorkspaceError, changed_paths, snapshot_worktree
+from pytest_loopcontract.verifier.snapshot import snapshot_worktree
+from pytest_loopcontract.verifier.workspace import WorkspaceError, changed_paths
 from pytest_loopcontract.words import plural
 
 __all__ = ["generate"]

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_loopcontract.verifier.baseline import BaselineRecord
+from pytest_loopcontract.verifier.snapshot import snapshot_worktree
 from pytest_loopcontract.verifier.workspace import (
     TreeEntry,
     changed_paths,
     diff_text,
     list_tree_sized,
     resolve_commit,
-    snapshot_worktree,
     tree_differs,
     tree_of,
 )

@@ -26,7 +26,7 @@ from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Reason, environment_info
 from pytest_loopcontract.verifier.baseline_record import BaselineRecord, load_baseline
-from pytest_loopcontract.verifier.repo_evidence import PendingEvidence
+from pytest_loopcontract.verifier.repo_evidence import Pending, RepoEvidence
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.verdict_frame import error_verdict
 
@@ -151,7 +151,7 @@ def verdict_in_process(
     results: RunResults,
     started: str,
     t0: float,
-    git: PendingEvidence,
+    git: Pending[RepoEvidence],
 ) -> dict[str, Any]:
     """The in-process verdict of ``results``, with git's evidence from ``git`` once it is in.
 

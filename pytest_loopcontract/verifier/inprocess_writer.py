@@ -8,6 +8,7 @@ turns the plugin on.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,9 @@ from pytest_loopcontract.verifier.inprocess import (
     session_baseline,
     verdict_in_process,
 )
-from pytest_loopcontract.verifier.repo_evidence import PendingEvidence
+from pytest_loopcontract.verifier.repo_evidence import Pending, repo_evidence
 from pytest_loopcontract.verifier.results import RunResults
-from pytest_loopcontract.verifier.workspace import pinned_environment
+from pytest_loopcontract.verifier.workspace import RepoHead, pinned_environment, repo_head
 
 __all__ = ["VerdictWriter"]
 
@@ -40,10 +41,18 @@ class VerdictWriter(ResultCollector):
         self.started_at = ""
         self.verdict: dict[str, Any] | None = None
         self._environ: dict[str, str] | None = None
+        self._head: Pending[RepoHead] | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.started_at = utc_now()
+        self._head = self._read_head(dict(os.environ))
         self._write_provisional()
+
+    def _read_head(self, environ: dict[str, str]) -> Pending[RepoHead]:
+        """Which repository and commit, asked while the tests are collected: off the
+        session's end, where the snapshot alone is left for git to take."""
+        root = Path(self.config.rootpath)
+        return Pending(partial(repo_head, root), environ, "loopcontract-head")
 
     def _write_provisional(self) -> None:
         """Leave an ``error`` verdict on disk until the real one replaces it, so a run that
@@ -66,7 +75,11 @@ class VerdictWriter(ResultCollector):
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         root = Path(self.config.rootpath)
         environ = self._environ or dict(os.environ)
-        git = PendingEvidence(root, self.contract, session_baseline(self.config, root), environ)
+        head = self._head or self._read_head(environ)
+        baseline = session_baseline(self.config, root)
+        git = Pending(
+            partial(repo_evidence, head, self.contract, baseline), environ, "loopcontract-git"
+        )
         # The raw records are dropped as soon as they are converted rather than held through
         # evaluate() beside their converted copy (0.4 MiB of peak memory on 2,000 tests).
         raw = self.results(session, exitstatus, leftover_egress(self.config), origins=False)

@@ -33,6 +33,7 @@ __all__ = [
     "diff_text",
     "export_tree",
     "find_repo",
+    "git_concurrently",
     "is_dirty",
     "list_tree",
     "list_tree_sized",
@@ -41,8 +42,6 @@ __all__ = [
     "read_blobs",
     "repo_head",
     "resolve_commit",
-    "snapshot_files",
-    "snapshot_worktree",
     "tree_differs",
 ]
 
@@ -112,26 +111,54 @@ def git(
 ) -> bytes:
     """Git's standard output; a :class:`WorkspaceError` with git's own words when it exits
     with a code not in ``ok``."""
+    proc = _spawn_git(root, args, env, piped_input=input_bytes is not None)
+    return _git_output(proc, args, ok, input_bytes)
+
+
+def git_concurrently(
+    root: Path, commands: Sequence[Sequence[str]], *, env: Mapping[str, str] | None = None
+) -> list[bytes]:
+    """The standard output of several git commands that only read, run at the same time.
+
+    Why: a thread waiting for git gets the interpreter back only when the session's thread
+    lets go of it (every few milliseconds while that one works), once per process it waits
+    for; two processes started together cost one such wait, not two."""
+    procs = [_spawn_git(root, tuple(args), env) for args in commands]
+    return [_git_output(p, tuple(args), (0,)) for p, args in zip(procs, commands, strict=True)]
+
+
+def _spawn_git(
+    root: Path, args: tuple[str, ...], env: Mapping[str, str] | None, *, piped_input: bool = False
+) -> subprocess.Popen[bytes]:
     pinned = _PINNED_ENV.get()
     full_env = dict(os.environ if pinned is None else pinned)
     for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         full_env.pop(key, None)
     full_env.update(env or {})
     try:
-        proc = subprocess.run(
+        return subprocess.Popen(
             ["git", *args],
             cwd=root,
             env=full_env,
-            input=input_bytes,
-            capture_output=True,
-            check=False,
+            stdin=subprocess.PIPE if piped_input else None,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
     except FileNotFoundError:
         raise WorkspaceError("git is not installed or not on PATH") from None
+
+
+def _git_output(
+    proc: subprocess.Popen[bytes],
+    args: tuple[str, ...],
+    ok: tuple[int, ...],
+    input_bytes: bytes | None = None,
+) -> bytes:
+    stdout, stderr = proc.communicate(input_bytes)
     if proc.returncode not in ok:
-        message = proc.stderr.decode("utf-8", "replace").strip()
+        message = stderr.decode("utf-8", "replace").strip()
         raise WorkspaceError(f"git {' '.join(args[:2])} failed: {message}")
-    return proc.stdout
+    return stdout
 
 
 def find_repo(start: Path) -> Path:
@@ -185,66 +212,6 @@ def resolve_commit(root: Path, ref: str) -> str:
 
 def tree_of(root: Path, commit: str) -> str:
     return git(root, "rev-parse", f"{commit}^{{tree}}").decode().strip()
-
-
-def snapshot_worktree(
-    root: Path, exclude: Sequence[str] = (StateDir.NAME,), real_index: Path | None = None
-) -> str:
-    """Tree id of the working tree as it is now: tracked and untracked, ignored files left out.
-
-    Uses a throwaway index so the user's staging area is never touched. ``real_index`` is
-    the user's index file when the caller knows it already (:func:`repo_head`).
-    """
-    with tempfile.TemporaryDirectory(prefix="loopcontract-index-") as tmp:
-        env = _throwaway_index(root, Path(tmp), real_index)
-        git(root, "add", "-A", "--", ".", env=env)
-        if exclude:
-            _remove_cached(root, exclude, env)
-        return _write_tree(root, env)
-
-
-def snapshot_files(
-    root: Path, exclude: Sequence[str] = (StateDir.NAME,), real_index: Path | None = None
-) -> tuple[str, dict[str, TreeEntry]]:
-    """:func:`snapshot_worktree` and its :func:`list_tree`, with one git process fewer when
-    the snapshot holds nothing of ``exclude`` (an ignored state folder, the usual case): the
-    tree is listed before anything is taken out of it, and taken out only when listed."""
-    with tempfile.TemporaryDirectory(prefix="loopcontract-index-") as tmp:
-        env = _throwaway_index(root, Path(tmp), real_index)
-        git(root, "add", "-A", "--", ".", env=env)
-        tree = _write_tree(root, env)
-        files = list_tree(root, tree)
-        if any(path == top or path.startswith(top + "/") for path in files for top in exclude):
-            _remove_cached(root, exclude, env)
-            tree = _write_tree(root, env)
-            files = list_tree(root, tree)
-        return tree, files
-
-
-def _throwaway_index(root: Path, folder: Path, real_index: Path | None) -> dict[str, str]:
-    index = folder / "index"
-    _seed_index(root, index, real_index)
-    return {"GIT_INDEX_FILE": str(index)}
-
-
-def _remove_cached(root: Path, exclude: Sequence[str], env: Mapping[str, str]) -> None:
-    git(root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *exclude, env=env)
-
-
-def _write_tree(root: Path, env: Mapping[str, str]) -> str:
-    return git(root, "write-tree", env=env).decode().strip()
-
-
-def _seed_index(root: Path, index: Path, real: Path | None = None) -> None:
-    """Start the throwaway index from a copy of the real one: its stat data lets ``git add``
-    skip re-hashing unchanged files. Only a copy is used, so the user's index is untouched."""
-    try:
-        if real is None:
-            real = Path(git(root, "rev-parse", "--git-path", "index").decode().strip())
-            real = real if real.is_absolute() else root / real
-        shutil.copy2(real, index)  # keeps its mtime: git's racy-clean check depends on it
-    except (OSError, WorkspaceError):
-        index.unlink(missing_ok=True)
 
 
 def list_tree(root: Path, tree: str) -> dict[str, TreeEntry]:

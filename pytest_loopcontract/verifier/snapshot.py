@@ -1,0 +1,120 @@
+"""Snapshots of the work tree through a throwaway index: what git would commit now, tracked
+and untracked files, ignored ones left out, the user's own staging area never touched.
+
+Apart from :mod:`.workspace` (git's other plumbing) because the in-process verdict reads its
+snapshot at every session's end and has its own way of doing it (:func:`snapshot_against`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.verifier.workspace import (
+    TreeEntry,
+    WorkspaceError,
+    git,
+    git_concurrently,
+)
+
+__all__ = ["Snapshot", "snapshot_against", "snapshot_worktree"]
+
+
+def snapshot_worktree(
+    root: Path, exclude: Sequence[str] = (StateDir.NAME,), real_index: Path | None = None
+) -> str:
+    """Tree id of the working tree as it is now: tracked and untracked, ignored files left out.
+
+    Uses a throwaway index so the user's staging area is never touched. ``real_index`` is
+    the user's index file when the caller knows it already (:func:`repo_head`).
+    """
+    with tempfile.TemporaryDirectory(prefix="loopcontract-index-") as tmp:
+        env = _throwaway_index(root, Path(tmp), real_index)
+        git(root, "add", "-A", "--", ".", env=env)
+        if exclude:
+            _remove_cached(root, exclude, env)
+        return _write_tree(root, env)
+
+
+class Snapshot(NamedTuple):
+    """The work tree as git would commit it (the state folder left out), beside a commit."""
+
+    files: dict[str, TreeEntry]
+    differs: bool  # from the commit: what :func:`is_dirty` says of the work tree
+    tree: str | None  # its tree id, written only when asked for
+
+
+def snapshot_against(
+    root: Path,
+    commit: str,
+    *,
+    exclude: Sequence[str] = (StateDir.NAME,),
+    real_index: Path | None = None,
+    with_tree: bool = False,
+) -> Snapshot:
+    """:func:`snapshot_worktree`'s files, listed from its throwaway index rather than from a
+    written tree, and whether they differ from ``commit``: ``git add``, then ``ls-files`` and
+    ``diff-index`` at once (:func:`git_concurrently`). The tree itself is written only when
+    ``with_tree`` asks (a diff needs it), the state folder taken out first if it was added."""
+    outside = ["--", ".", *(f":(exclude){p}" for p in exclude)]
+    with tempfile.TemporaryDirectory(prefix="loopcontract-index-") as tmp:
+        env = _throwaway_index(root, Path(tmp), real_index)
+        git(root, "add", "-A", "--", ".", env=env)
+        listing, changed = git_concurrently(
+            root,
+            (["ls-files", "-s", "-z"], ["diff-index", "--cached", "--name-only", commit, *outside]),
+            env=env,
+        )
+        added = _parse_index(listing)
+        files = {path: entry for path, entry in added.items() if not _under(path, exclude)}
+        tree = None
+        if with_tree:
+            if len(files) != len(added):
+                _remove_cached(root, exclude, env)
+            tree = _write_tree(root, env)
+        return Snapshot(files, bool(changed.strip()), tree)
+
+
+def _under(path: str, tops: Sequence[str]) -> bool:
+    return any(path == top or path.startswith(top + "/") for top in tops)
+
+
+def _parse_index(out: bytes) -> dict[str, TreeEntry]:
+    """``git ls-files -s -z`` records: mode, blob, stage, then the path after a tab."""
+    entries: dict[str, TreeEntry] = {}
+    for record in out.split(b"\0"):
+        if record:
+            meta, _, path = record.partition(b"\t")
+            mode, blob, _stage = meta.decode().split()
+            entries[path.decode("utf-8", "surrogateescape")] = TreeEntry(mode, blob)
+    return entries
+
+
+def _throwaway_index(root: Path, folder: Path, real_index: Path | None) -> dict[str, str]:
+    index = folder / "index"
+    _seed_index(root, index, real_index)
+    return {"GIT_INDEX_FILE": str(index)}
+
+
+def _remove_cached(root: Path, exclude: Sequence[str], env: Mapping[str, str]) -> None:
+    git(root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *exclude, env=env)
+
+
+def _write_tree(root: Path, env: Mapping[str, str]) -> str:
+    return git(root, "write-tree", env=env).decode().strip()
+
+
+def _seed_index(root: Path, index: Path, real: Path | None = None) -> None:
+    """Start the throwaway index from a copy of the real one: its stat data lets ``git add``
+    skip re-hashing unchanged files. Only a copy is used, so the user's index is untouched."""
+    try:
+        if real is None:
+            real = Path(git(root, "rev-parse", "--git-path", "index").decode().strip())
+            real = real if real.is_absolute() else root / real
+        shutil.copy2(real, index)  # keeps its mtime: git's racy-clean check depends on it
+    except (OSError, WorkspaceError):
+        index.unlink(missing_ok=True)
