@@ -517,3 +517,35 @@ def test_tests_that_break_the_repository_do_not_pass_unchecked(
     reasons = {r["code"]: r["message"] for r in verdict["reasons"]}
     assert "pins_unchecked" in reasons
     assert "index" in reasons["pins_unchecked"]
+
+
+def test_a_test_that_commits_the_tree_does_not_make_it_clean(pytester: pytest.Pytester) -> None:
+    """The cheat: a test commits the work tree (the edited pinned test with it), so that git,
+    asked at the session's end, saw a clean tree at a new commit. The commit is the one the
+    session started from, read while the tests were collected; against it the tree is dirty,
+    and the pinned test still differs from its pin."""
+    import subprocess
+
+    cheat = (
+        "import subprocess\n\n"
+        "def test_add():\n    assert True\n\n"
+        "def test_commit():\n"
+        "    subprocess.run(['git', 'add', '-A'], check=True)\n"
+        "    subprocess.run(['git', '-c', 'user.email=t@e.invalid', '-c', 'user.name=t',\n"
+        "                    'commit', '-qm', 'all green'], check=True)\n"
+    )
+    _baseline_then_edit_tests(pytester, cheat)
+    started = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=pytester.path, capture_output=True, text=True
+    ).stdout.strip()
+    result = pytester.runpytest_subprocess("--loop-contract")
+    verdict = read_verdict(pytester)
+    assert verdict["environment"]["commit"] == started, result.stdout.str()
+    assert verdict["environment"]["dirty"] is True
+    ended = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=pytester.path, capture_output=True, text=True
+    ).stdout.strip()
+    assert ended != started  # the test did commit
+    codes = {f["code"] for f in verdict["tamper"]["findings"]}
+    assert "protected_path_modified" in codes
+    assert verdict["verdict"] != "pass"

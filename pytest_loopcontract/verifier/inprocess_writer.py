@@ -25,7 +25,7 @@ from pytest_loopcontract.verifier.inprocess import (
     session_baseline,
     verdict_in_process,
 )
-from pytest_loopcontract.verifier.repo_evidence import Pending, repo_evidence
+from pytest_loopcontract.verifier.repo_evidence import Pending, prompt_handoffs, repo_evidence
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.workspace import RepoHead, pinned_environment, repo_head
 
@@ -75,6 +75,16 @@ class VerdictWriter(ResultCollector):
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         root = Path(self.config.rootpath)
         environ = self._environ or dict(os.environ)
+        with prompt_handoffs():
+            self.verdict = self._verdict(session, exitstatus, root, environ)
+        write_json_atomic(self.verdict_path(), self.verdict)
+        session.exitstatus = int(self.verdict["exit_code"])
+
+    def _verdict(
+        self, session: pytest.Session, exitstatus: int, root: Path, environ: dict[str, str]
+    ) -> dict[str, Any]:
+        """Git's snapshot on its thread while this one converts the records (see
+        :mod:`.repo_evidence`), then the verdict of both."""
         head = self._head or self._read_head(environ)
         baseline = session_baseline(self.config, root)
         git = Pending(
@@ -87,11 +97,9 @@ class VerdictWriter(ResultCollector):
         results = RunResults.from_json(raw)
         del raw
         with pinned_environment(environ):
-            self.verdict = verdict_in_process(
+            return verdict_in_process(
                 self.config, self.contract, results, self.started_at, self.started, git
             )
-        write_json_atomic(self.verdict_path(), self.verdict)
-        session.exitstatus = int(self.verdict["exit_code"])
 
     def verdict_path(self) -> Path:
         configured = self.config.getoption("loop_contract_verdict") or self.config.getini(

@@ -11,8 +11,10 @@ loaded before the session's end.
 
 from __future__ import annotations
 
+import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from pytest_loopcontract.verdict import Finding
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from pytest_loopcontract.contract.model import Contract
     from pytest_loopcontract.verifier.baseline_record import BaselineRecord
 
-__all__ = ["Pending", "RepoEvidence", "repo_evidence"]
+__all__ = ["Pending", "RepoEvidence", "prompt_handoffs", "repo_evidence"]
 
 T = TypeVar("T")
 
@@ -45,6 +47,21 @@ class RepoEvidence(NamedTuple):
     dirty: bool | None  # the tree at its end against that commit
     empty: bool | None
     problem: str | None = None  # git's words when it could not read the tree
+
+
+@contextmanager
+def prompt_handoffs(interval: float = 0.0005) -> Iterator[None]:
+    """A short interpreter switch interval while the session's thread works beside git's.
+
+    Each time one of git's processes ends, its thread needs the interpreter back, and the busy
+    session's thread hands it over only after the switch interval (5 ms by default): at the
+    session's end that was most of git's time. Put back as it was on the way out."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 def repo_evidence(

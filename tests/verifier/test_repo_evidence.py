@@ -1,50 +1,72 @@
-"""Git's evidence of an in-process run, read on its own thread: with the environment kept
-before the first test, and what the thread raises raised where the evidence is asked for."""
+"""Git's evidence of an in-process run, read on threads: with the environment kept before the
+first test, the commit the run started from, and what a thread raises raised where the
+evidence is asked for."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from pytest_loopcontract.verifier import repo_evidence
+from pytest_loopcontract.verifier.workspace import repo_head
+
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+}
+
+
+def _committed_repo(root: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(
+        ["git", "-C", str(root), "commit", "-q", "--allow-empty", "-m", "first"],
+        check=True,
+        env={**os.environ, **_IDENTITY},
+    )
+
+
+def _evidence(root: Path, environ: dict[str, str]) -> repo_evidence.RepoEvidence:
+    head = repo_evidence.Pending(partial(repo_head, root), environ, "head")
+    # No baseline: the contract is never read, so any object stands in for it.
+    work = partial(repo_evidence.repo_evidence, head, object(), None)  # type: ignore[arg-type]
+    return repo_evidence.Pending(work, environ, "git").result()
 
 
 def test_pending_evidence_reads_git_with_the_environment_before_the_tests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Git runs on its own thread at the session's end: with the environment kept before the
-    first test, not the one a test left behind (here without PATH, so no git at all)."""
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    subprocess.run(
-        ["git", "-C", str(tmp_path), "commit", "-q", "--allow-empty", "-m", "first"],
-        check=True,
-        env={
-            **os.environ,
-            "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@example.invalid",
-            "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.invalid",
-        },
-    )
+    """Git runs on threads: with the environment kept before the first test, not the one a
+    test left behind (here without PATH, so no git at all)."""
+    _committed_repo(tmp_path)
     before = dict(os.environ)
     monkeypatch.setenv("PATH", "")
-    # No baseline: the contract is never read, so any object stands in for it.
-    evidence = repo_evidence.PendingEvidence(tmp_path, object(), None, before).result()  # type: ignore[arg-type]
+    evidence = _evidence(tmp_path, before)
     assert evidence.commit is not None and evidence.dirty is False
-    live = repo_evidence.PendingEvidence(tmp_path, object(), None, dict(os.environ)).result()  # type: ignore[arg-type]
+    live = _evidence(tmp_path, dict(os.environ))
     assert (live.commit, live.dirty) == (None, None)
 
 
-def test_what_the_git_thread_raises_is_raised_where_the_evidence_is_asked_for(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_what_a_git_thread_raises_is_raised_where_the_evidence_is_asked_for(
+    tmp_path: Path,
 ) -> None:
-    def broken(*args: object) -> None:
+    def broken() -> None:
         raise OSError("the disk went away")
 
-    monkeypatch.setattr(repo_evidence, "repo_evidence", broken)
-    pending = repo_evidence.PendingEvidence(tmp_path, object(), None, dict(os.environ))  # type: ignore[arg-type]
+    pending = repo_evidence.Pending(broken, dict(os.environ), "broken")
     with pytest.raises(OSError, match="the disk went away"):
         pending.result()
+
+
+def test_prompt_handoffs_puts_the_switch_interval_back(tmp_path: Path) -> None:
+    before = sys.getswitchinterval()
+    with pytest.raises(RuntimeError), repo_evidence.prompt_handoffs(0.0001):
+        assert sys.getswitchinterval() == pytest.approx(0.0001)
+        raise RuntimeError
+    assert sys.getswitchinterval() == before

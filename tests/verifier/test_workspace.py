@@ -1,5 +1,6 @@
-"""The candidate's "dirty" flag from objects alone (``tree_differs``) says what a work-tree scan
-(``is_dirty``) says, for every kind of change a work tree can hold."""
+"""The candidate's "dirty" flag from objects alone (``tree_differs``, and the in-process
+snapshot's ``differs``) says what a work-tree scan (``is_dirty``) says, for every kind of change
+a work tree can hold; the snapshot listed from its index is the tree written from it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_loopcontract.verifier.snapshot import snapshot_against, snapshot_worktree
 from pytest_loopcontract.verifier.workspace import (
     WorkspaceError,
     find_repo,
@@ -15,8 +17,6 @@ from pytest_loopcontract.verifier.workspace import (
     list_tree,
     repo_head,
     resolve_commit,
-    snapshot_files,
-    snapshot_worktree,
     tree_differs,
 )
 from testing.repos import git, init_repo
@@ -71,6 +71,7 @@ def test_tree_differs_answers_as_the_work_tree_scan(
     tree = snapshot_worktree(root)
     commit = resolve_commit(root, "HEAD")
     assert tree_differs(root, commit, tree) is dirty
+    assert snapshot_against(root, commit).differs is dirty
     assert is_dirty(root) is dirty
 
 
@@ -98,17 +99,19 @@ def _commit_state_folder(root: Path) -> None:
     ],
     ids=["modified", "untracked", "deleted", "state-folder", "unignored", "committed"],
 )
-def test_snapshot_files_is_the_snapshot_and_its_listing(
-    tmp_path: Path, change: Callable[[Path], None]
+@pytest.mark.parametrize("with_tree", [False, True], ids=["listed", "written"])
+def test_snapshot_against_lists_what_the_written_snapshot_holds(
+    tmp_path: Path, change: Callable[[Path], None], with_tree: bool
 ) -> None:
-    """Listed before the state folder is taken out (one git process fewer), the snapshot is
-    still the one without it, whether the folder is ignored, not ignored, or committed."""
+    """Listed from the throwaway index (no tree written unless asked), the snapshot's files
+    are the written snapshot's, without the state folder, whether the folder is ignored, not
+    ignored, or committed; asked for, its tree is :func:`snapshot_worktree`'s."""
     root = _repo(tmp_path)
     change(root)
-    tree, files = snapshot_files(root)
-    assert tree == snapshot_worktree(root)
-    assert files == list_tree(root, tree)
-    assert not any(path.startswith(".loop-contract") for path in files)
+    snapshot = snapshot_against(root, resolve_commit(root, "HEAD"), with_tree=with_tree)
+    assert snapshot.files == list_tree(root, snapshot_worktree(root))
+    assert snapshot.tree == (snapshot_worktree(root) if with_tree else None)
+    assert not any(path.startswith(".loop-contract") for path in snapshot.files)
 
 
 @pytest.mark.parametrize("where", [".", "sub/deeper"])
