@@ -501,13 +501,13 @@ def test_doctest_items_are_recorded(pytester: pytest.Pytester) -> None:
 def test_tests_that_break_the_repository_do_not_pass_unchecked(
     pytester: pytest.Pytester,
 ) -> None:
-    """The cheat: beside an edited pinned test, a test writes garbage over git's index, so the
-    snapshot at the session's end failed and the verdict carried no pin findings at all. A
-    baseline whose pins could not be checked is now an error that names git's words."""
+    """The cheat: beside an edited pinned test, a test writes garbage over git's config, so
+    the snapshot at the session's end fails and the verdict would carry no pin findings at
+    all. A baseline whose pins could not be checked is an error that names git's words."""
     cheat = (
         "def test_add():\n    assert True\n\n"
         "def test_other():\n"
-        "    open('.git/index', 'wb').write(b'not an index')\n"
+        "    open('.git/config', 'w').write('not a config [')\n"
     )
     _baseline_then_edit_tests(pytester, cheat)
     result = pytester.runpytest_subprocess("--loop-contract")
@@ -516,7 +516,24 @@ def test_tests_that_break_the_repository_do_not_pass_unchecked(
     assert result.ret != 0
     reasons = {r["code"]: r["message"] for r in verdict["reasons"]}
     assert "pins_unchecked" in reasons
-    assert "index" in reasons["pins_unchecked"]
+    assert "config" in reasons["pins_unchecked"]
+
+
+def test_garbage_over_the_index_leaves_the_pins_checked(pytester: pytest.Pytester) -> None:
+    """The same cheat on git's index (which made the snapshot fail while it was copied at the
+    session's end): the snapshot's index is copied while the tests are collected, before any
+    test runs, so the pins are still compared and the edited test is found."""
+    cheat = (
+        "def test_add():\n    assert True\n\n"
+        "def test_other():\n"
+        "    open('.git/index', 'wb').write(b'not an index')\n"
+    )
+    _baseline_then_edit_tests(pytester, cheat)
+    result = pytester.runpytest_subprocess("--loop-contract")
+    verdict = read_verdict(pytester)
+    codes = {f["code"] for f in verdict["tamper"]["findings"]}
+    assert "protected_path_modified" in codes, result.stdout.str()
+    assert verdict["verdict"] != "pass" and result.ret != 0
 
 
 def test_a_test_that_commits_the_tree_does_not_make_it_clean(pytester: pytest.Pytester) -> None:

@@ -25,9 +25,15 @@ from pytest_loopcontract.verifier.inprocess import (
     session_baseline,
     verdict_in_process,
 )
-from pytest_loopcontract.verifier.repo_evidence import Pending, prompt_handoffs, repo_evidence
+from pytest_loopcontract.verifier.repo_evidence import (
+    Pending,
+    StartingPoint,
+    prompt_handoffs,
+    repo_evidence,
+    starting_point,
+)
 from pytest_loopcontract.verifier.results import RunResults
-from pytest_loopcontract.verifier.workspace import RepoHead, pinned_environment, repo_head
+from pytest_loopcontract.verifier.workspace import pinned_environment
 
 __all__ = ["VerdictWriter"]
 
@@ -41,18 +47,18 @@ class VerdictWriter(ResultCollector):
         self.started_at = ""
         self.verdict: dict[str, Any] | None = None
         self._environ: dict[str, str] | None = None
-        self._head: Pending[RepoHead] | None = None
+        self._start: Pending[StartingPoint] | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.started_at = utc_now()
-        self._head = self._read_head(dict(os.environ))
+        self._start = self._read_start(dict(os.environ))
         self._write_provisional()
 
-    def _read_head(self, environ: dict[str, str]) -> Pending[RepoHead]:
-        """Which repository and commit, asked while the tests are collected: off the
-        session's end, where the snapshot alone is left for git to take."""
+    def _read_start(self, environ: dict[str, str]) -> Pending[StartingPoint]:
+        """Which repository and commit, and the snapshot's index, made while the tests are
+        collected: off the session's end, where the snapshot alone is left for git."""
         root = Path(self.config.rootpath)
-        return Pending(partial(repo_head, root), environ, "loopcontract-head")
+        return Pending(partial(starting_point, root), environ, "loopcontract-start")
 
     def _write_provisional(self) -> None:
         """Leave an ``error`` verdict on disk until the real one replaces it, so a run that
@@ -85,10 +91,10 @@ class VerdictWriter(ResultCollector):
     ) -> dict[str, Any]:
         """Git's snapshot on its thread while this one converts the records (see
         :mod:`.repo_evidence`), then the verdict of both."""
-        head = self._head or self._read_head(environ)
+        start = self._start or self._read_start(environ)
         baseline = session_baseline(self.config, root)
         git = Pending(
-            partial(repo_evidence, head, self.contract, baseline), environ, "loopcontract-git"
+            partial(repo_evidence, start, self.contract, baseline), environ, "loopcontract-git"
         )
         # The raw records are dropped as soon as they are converted rather than held through
         # evaluate() beside their converted copy (0.4 MiB of peak memory on 2,000 tests).

@@ -15,10 +15,11 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from pytest_loopcontract.verdict import Finding
-from pytest_loopcontract.verifier.snapshot import snapshot_against
+from pytest_loopcontract.verifier.snapshot import ThrowawayIndex, snapshot_against
 from pytest_loopcontract.verifier.tamper.pins import pin_findings
 from pytest_loopcontract.verifier.workspace import (
     RepoHead,
@@ -26,13 +27,21 @@ from pytest_loopcontract.verifier.workspace import (
     diff_text,
     is_dirty,
     pinned_environment,
+    repo_head,
 )
 
 if TYPE_CHECKING:
     from pytest_loopcontract.contract.model import Contract
     from pytest_loopcontract.verifier.baseline_record import BaselineRecord
 
-__all__ = ["Pending", "RepoEvidence", "prompt_handoffs", "repo_evidence"]
+__all__ = [
+    "Pending",
+    "RepoEvidence",
+    "StartingPoint",
+    "prompt_handoffs",
+    "repo_evidence",
+    "starting_point",
+]
 
 T = TypeVar("T")
 
@@ -64,14 +73,29 @@ def prompt_handoffs(interval: float = 0.0005) -> Iterator[None]:
         sys.setswitchinterval(before)
 
 
+class StartingPoint(NamedTuple):
+    """What git says at the session's start: the repository and its commit, and a throwaway
+    index copied from the real one for the snapshot at its end."""
+
+    head: RepoHead
+    snapshot_index: ThrowawayIndex
+
+
+def starting_point(root: Path) -> StartingPoint:
+    head = repo_head(root)
+    return StartingPoint(head, ThrowawayIndex(head.root, head.index_file))
+
+
 def repo_evidence(
-    head: Pending[RepoHead], contract: Contract, baseline: BaselineRecord | None
+    start: Pending[StartingPoint], contract: Contract, baseline: BaselineRecord | None
 ) -> RepoEvidence:
-    """Git's evidence for the repository ``head`` found (the tree as the tests left it) beside
-    ``baseline``. When git cannot read the tree, ``problem`` says why if there were pins to
-    compare (without a baseline nothing is lost)."""
+    """Git's evidence for the repository found at the start (the tree as the tests left it)
+    beside ``baseline``. When git cannot read the tree, ``problem`` says why if there were
+    pins to compare (without a baseline nothing is lost)."""
     try:
-        return RepoEvidence(baseline, *_repo_evidence(head.result(), contract, baseline))
+        head, index = start.result()
+        with index:
+            return RepoEvidence(baseline, *_repo_evidence(head, index, contract, baseline))
     except WorkspaceError as exc:
         problem = str(exc) if baseline is not None else None
         return RepoEvidence(baseline, [], None, None, None, None, problem)
@@ -104,9 +128,9 @@ class Pending(Generic[T]):
 
 
 def _repo_evidence(
-    head: RepoHead, contract: Contract, baseline: BaselineRecord | None
+    head: RepoHead, index: ThrowawayIndex, contract: Contract, baseline: BaselineRecord | None
 ) -> tuple[list[Finding], dict[str, frozenset[int]] | None, str | None, bool | None, bool | None]:
-    repo, commit, index = head
+    repo, commit, _ = head
     if commit is None:
         return [], None, None, None, None
     if baseline is None:
@@ -114,7 +138,7 @@ def _repo_evidence(
     needs_diff = contract.mode == "improve" or any(
         g.metric.startswith("coverage.") for g in contract.measured_gates
     )
-    snapshot = snapshot_against(repo, commit, real_index=index, with_tree=needs_diff)
+    snapshot = snapshot_against(repo, commit, index, with_tree=needs_diff)
     findings = pin_findings(
         baseline.pins,
         snapshot.files,

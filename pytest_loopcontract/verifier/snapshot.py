@@ -21,7 +21,7 @@ from pytest_loopcontract.verifier.workspace import (
     git_concurrently,
 )
 
-__all__ = ["Snapshot", "snapshot_against", "snapshot_worktree"]
+__all__ = ["Snapshot", "ThrowawayIndex", "snapshot_against", "snapshot_worktree"]
 
 
 def snapshot_worktree(
@@ -32,12 +32,35 @@ def snapshot_worktree(
     Uses a throwaway index so the user's staging area is never touched. ``real_index`` is
     the user's index file when the caller knows it already (:func:`repo_head`).
     """
-    with tempfile.TemporaryDirectory(prefix="loopcontract-index-") as tmp:
-        env = _throwaway_index(root, Path(tmp), real_index)
-        git(root, "add", "-A", "--", ".", env=env)
+    with ThrowawayIndex(root, real_index) as index:
+        git(root, "add", "-A", "--", ".", env=index.env)
         if exclude:
-            _remove_cached(root, exclude, env)
-        return _write_tree(root, env)
+            _remove_cached(root, exclude, index.env)
+        return _write_tree(root, index.env)
+
+
+class ThrowawayIndex:
+    """An index file of our own in a temporary folder, started from a copy of the real one
+    (``real_index``, else git is asked where it is): its stat data lets ``git add`` skip
+    re-hashing unchanged files, and only the copy is written, so the user's staging area is
+    never touched. Made ahead of time by the in-process verdict (while the tests are
+    collected); correct whenever it was copied, since ``git add -A`` re-reads every file whose
+    stat data differs."""
+
+    def __init__(self, root: Path, real_index: Path | None = None) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="loopcontract-index-")
+        self.path = Path(self._folder.name) / "index"
+        _seed_index(root, self.path, real_index)
+        self.env = {"GIT_INDEX_FILE": str(self.path)}
+
+    def close(self) -> None:
+        self._folder.cleanup()
+
+    def __enter__(self) -> ThrowawayIndex:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 class Snapshot(NamedTuple):
@@ -51,32 +74,30 @@ class Snapshot(NamedTuple):
 def snapshot_against(
     root: Path,
     commit: str,
+    index: ThrowawayIndex,
     *,
     exclude: Sequence[str] = (StateDir.NAME,),
-    real_index: Path | None = None,
     with_tree: bool = False,
 ) -> Snapshot:
-    """:func:`snapshot_worktree`'s files, listed from its throwaway index rather than from a
-    written tree, and whether they differ from ``commit``: ``git add``, then ``ls-files`` and
+    """:func:`snapshot_worktree`'s files, listed from ``index`` rather than from a written
+    tree, and whether they differ from ``commit``: ``git add``, then ``ls-files`` and
     ``diff-index`` at once (:func:`git_concurrently`). The tree itself is written only when
     ``with_tree`` asks (a diff needs it), the state folder taken out first if it was added."""
     outside = ["--", ".", *(f":(exclude){p}" for p in exclude)]
-    with tempfile.TemporaryDirectory(prefix="loopcontract-index-") as tmp:
-        env = _throwaway_index(root, Path(tmp), real_index)
-        git(root, "add", "-A", "--", ".", env=env)
-        listing, changed = git_concurrently(
-            root,
-            (["ls-files", "-s", "-z"], ["diff-index", "--cached", "--name-only", commit, *outside]),
-            env=env,
-        )
-        added = _parse_index(listing)
-        files = {path: entry for path, entry in added.items() if not _under(path, exclude)}
-        tree = None
-        if with_tree:
-            if len(files) != len(added):
-                _remove_cached(root, exclude, env)
-            tree = _write_tree(root, env)
-        return Snapshot(files, bool(changed.strip()), tree)
+    git(root, "add", "-A", "--", ".", env=index.env)
+    listing, changed = git_concurrently(
+        root,
+        (["ls-files", "-s", "-z"], ["diff-index", "--cached", "--name-only", commit, *outside]),
+        env=index.env,
+    )
+    added = _parse_index(listing)
+    files = {path: entry for path, entry in added.items() if not _under(path, exclude)}
+    tree = None
+    if with_tree:
+        if len(files) != len(added):
+            _remove_cached(root, exclude, index.env)
+        tree = _write_tree(root, index.env)
+    return Snapshot(files, bool(changed.strip()), tree)
 
 
 def _under(path: str, tops: Sequence[str]) -> bool:
@@ -92,12 +113,6 @@ def _parse_index(out: bytes) -> dict[str, TreeEntry]:
             mode, blob, _stage = meta.decode().split()
             entries[path.decode("utf-8", "surrogateescape")] = TreeEntry(mode, blob)
     return entries
-
-
-def _throwaway_index(root: Path, folder: Path, real_index: Path | None) -> dict[str, str]:
-    index = folder / "index"
-    _seed_index(root, index, real_index)
-    return {"GIT_INDEX_FILE": str(index)}
 
 
 def _remove_cached(root: Path, exclude: Sequence[str], env: Mapping[str, str]) -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from pytest_loopcontract.verifier import repo_evidence
-from pytest_loopcontract.verifier.workspace import repo_head
 
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "t",
@@ -33,9 +32,9 @@ def _committed_repo(root: Path) -> None:
 
 
 def _evidence(root: Path, environ: dict[str, str]) -> repo_evidence.RepoEvidence:
-    head = repo_evidence.Pending(partial(repo_head, root), environ, "head")
+    start = repo_evidence.Pending(partial(repo_evidence.starting_point, root), environ, "start")
     # No baseline: the contract is never read, so any object stands in for it.
-    work = partial(repo_evidence.repo_evidence, head, object(), None)  # type: ignore[arg-type]
+    work = partial(repo_evidence.repo_evidence, start, object(), None)  # type: ignore[arg-type]
     return repo_evidence.Pending(work, environ, "git").result()
 
 

@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_loopcontract.verifier.snapshot import snapshot_against, snapshot_worktree
+from pytest_loopcontract.verifier.snapshot import (
+    ThrowawayIndex,
+    snapshot_against,
+    snapshot_worktree,
+)
 from pytest_loopcontract.verifier.workspace import (
     WorkspaceError,
     find_repo,
@@ -71,7 +75,8 @@ def test_tree_differs_answers_as_the_work_tree_scan(
     tree = snapshot_worktree(root)
     commit = resolve_commit(root, "HEAD")
     assert tree_differs(root, commit, tree) is dirty
-    assert snapshot_against(root, commit).differs is dirty
+    with ThrowawayIndex(root) as index:
+        assert snapshot_against(root, commit, index).differs is dirty
     assert is_dirty(root) is dirty
 
 
@@ -103,12 +108,13 @@ def _commit_state_folder(root: Path) -> None:
 def test_snapshot_against_lists_what_the_written_snapshot_holds(
     tmp_path: Path, change: Callable[[Path], None], with_tree: bool
 ) -> None:
-    """Listed from the throwaway index (no tree written unless asked), the snapshot's files
+    """Listed from a throwaway index (no tree written unless asked), the snapshot's files
     are the written snapshot's, without the state folder, whether the folder is ignored, not
     ignored, or committed; asked for, its tree is :func:`snapshot_worktree`'s."""
     root = _repo(tmp_path)
     change(root)
-    snapshot = snapshot_against(root, resolve_commit(root, "HEAD"), with_tree=with_tree)
+    with ThrowawayIndex(root) as index:
+        snapshot = snapshot_against(root, resolve_commit(root, "HEAD"), index, with_tree=with_tree)
     assert snapshot.files == list_tree(root, snapshot_worktree(root))
     assert snapshot.tree == (snapshot_worktree(root) if with_tree else None)
     assert not any(path.startswith(".loop-contract") for path in snapshot.files)
@@ -136,3 +142,17 @@ def test_repo_head_before_the_first_commit_has_no_commit(tmp_path: Path) -> None
 def test_repo_head_outside_a_repository_says_what_to_run(tmp_path: Path) -> None:
     with pytest.raises(WorkspaceError, match="run 'git init'"):
         repo_head(tmp_path)
+
+
+def test_an_index_copied_before_the_changes_snapshots_them(tmp_path: Path) -> None:
+    """The in-process verdict copies the index while the tests are collected: what they
+    change afterwards, even within the second the copy was made, is in the snapshot."""
+    root = _repo(tmp_path)
+    commit = resolve_commit(root, "HEAD")
+    with ThrowawayIndex(root) as index:
+        _modify(root)
+        _add_untracked(root)
+        snapshot = snapshot_against(root, commit, index)
+    assert snapshot.differs
+    assert snapshot.files == list_tree(root, snapshot_worktree(root))
+    assert index.path.parent.exists() is False
