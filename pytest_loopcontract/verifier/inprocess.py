@@ -26,7 +26,7 @@ from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Reason, environment_info
 from pytest_loopcontract.verifier.baseline_record import BaselineRecord, load_baseline
-from pytest_loopcontract.verifier.repo_evidence import Pending, RepoEvidence
+from pytest_loopcontract.verifier.repo_evidence import PendingEvidence
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.verdict_frame import error_verdict
 
@@ -151,13 +151,13 @@ def verdict_in_process(
     results: RunResults,
     started: str,
     t0: float,
-    git: Pending[RepoEvidence],
+    git: PendingEvidence,
 ) -> dict[str, Any]:
     """The in-process verdict of ``results``, with git's evidence from ``git`` once it is in.
 
     The verdict's side of the package (gates' evaluation, hidden tests, command gates) is
     imported here rather than before the first test, and the verdict hook's plugins are found
-    (an entry-point scan) before waiting: both happen while git still runs on its thread, in
+    (an entry-point scan) before waiting: both happen while git's snapshot still runs, in
     time the session's end would otherwise spend waiting for it."""
     from pytest_loopcontract import hooks
     from pytest_loopcontract.verifier.evaluate import Evidence, evaluate, outside_import_errors

@@ -27,9 +27,8 @@ from pytest_loopcontract.verifier.inprocess import (
 )
 from pytest_loopcontract.verifier.repo_evidence import (
     Pending,
+    PendingEvidence,
     StartingPoint,
-    prompt_handoffs,
-    repo_evidence,
     starting_point,
 )
 from pytest_loopcontract.verifier.results import RunResults
@@ -81,21 +80,18 @@ class VerdictWriter(ResultCollector):
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         root = Path(self.config.rootpath)
         environ = self._environ or dict(os.environ)
-        with prompt_handoffs():
-            self.verdict = self._verdict(session, exitstatus, root, environ)
+        self.verdict = self._verdict(session, exitstatus, root, environ)
         write_json_atomic(self.verdict_path(), self.verdict)
         session.exitstatus = int(self.verdict["exit_code"])
 
     def _verdict(
         self, session: pytest.Session, exitstatus: int, root: Path, environ: dict[str, str]
     ) -> dict[str, Any]:
-        """Git's snapshot on its thread while this one converts the records (see
+        """Git's snapshot in its process while this thread converts the records (see
         :mod:`.repo_evidence`), then the verdict of both."""
         start = self._start or self._read_start(environ)
         baseline = session_baseline(self.config, root)
-        git = Pending(
-            partial(repo_evidence, start, self.contract, baseline), environ, "loopcontract-git"
-        )
+        git = PendingEvidence(start, self.contract, baseline, environ)
         # The raw records are dropped as soon as they are converted rather than held through
         # evaluate() beside their converted copy (0.4 MiB of peak memory on 2,000 tests).
         raw = self.results(session, exitstatus, leftover_egress(self.config), origins=False)

@@ -1,25 +1,23 @@
 """Git's evidence of the tree an in-process run left: its commit, whether it is dirty, the
 protected files against their pins, and the lines it added (for coverage gates and ``improve``).
 
-Read on threads (:class:`Pending`): which repository and commit while the tests are being
-collected (:func:`repo_head`, read once, at the session's start: the commit the run started
-from), the snapshot of the tree at the session's end, while the session's thread turns the
-run's records into results and imports the verdict's side of the package. Git's processes
-wait, that work does not, so the two overlap. Light on purpose: what this module imports is
-loaded before the session's end.
+Taken in two steps off the session's critical path: which repository and commit, and a copy
+of its index, on a thread while the tests are collected (:func:`starting_point`: the commit is
+the one the run started from); at the session's end one process snapshots the tree
+(:class:`PendingEvidence` starts it) while the session's thread turns the run's records into
+results and imports the verdict's side of the package, on the other core. Light on purpose:
+what this module imports is loaded before the session's end.
 """
 
 from __future__ import annotations
 
-import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from pytest_loopcontract.verdict import Finding
-from pytest_loopcontract.verifier.snapshot import ThrowawayIndex, snapshot_against
+from pytest_loopcontract.verifier.snapshot import PendingSnapshot, ThrowawayIndex
 from pytest_loopcontract.verifier.tamper.pins import pin_findings
 from pytest_loopcontract.verifier.workspace import (
     RepoHead,
@@ -36,10 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Pending",
+    "PendingEvidence",
     "RepoEvidence",
     "StartingPoint",
-    "prompt_handoffs",
-    "repo_evidence",
     "starting_point",
 ]
 
@@ -58,21 +55,6 @@ class RepoEvidence(NamedTuple):
     problem: str | None = None  # git's words when it could not read the tree
 
 
-@contextmanager
-def prompt_handoffs(interval: float = 0.0005) -> Iterator[None]:
-    """A short interpreter switch interval while the session's thread works beside git's.
-
-    Each time one of git's processes ends, its thread needs the interpreter back, and the busy
-    session's thread hands it over only after the switch interval (5 ms by default): at the
-    session's end that was most of git's time. Put back as it was on the way out."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(interval)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
-
-
 class StartingPoint(NamedTuple):
     """What git says at the session's start: the repository and its commit, and a throwaway
     index copied from the real one for the snapshot at its end."""
@@ -86,19 +68,80 @@ def starting_point(root: Path) -> StartingPoint:
     return StartingPoint(head, ThrowawayIndex(head.root, head.index_file))
 
 
-def repo_evidence(
-    start: Pending[StartingPoint], contract: Contract, baseline: BaselineRecord | None
-) -> RepoEvidence:
+class PendingEvidence:
     """Git's evidence for the repository found at the start (the tree as the tests left it)
-    beside ``baseline``. When git cannot read the tree, ``problem`` says why if there were
-    pins to compare (without a baseline nothing is lost)."""
-    try:
-        head, index = start.result()
-        with index:
-            return RepoEvidence(baseline, *_repo_evidence(head, index, contract, baseline))
-    except WorkspaceError as exc:
-        problem = str(exc) if baseline is not None else None
-        return RepoEvidence(baseline, [], None, None, None, None, problem)
+    beside ``baseline``: the snapshot is started here and read by :meth:`result`. When git
+    cannot read the tree, ``problem`` says why if there were pins to compare (without a
+    baseline nothing is lost). Git sees ``environ``, the environment before the first test."""
+
+    def __init__(
+        self,
+        start: Pending[StartingPoint],
+        contract: Contract,
+        baseline: BaselineRecord | None,
+        environ: Mapping[str, str],
+    ) -> None:
+        self.contract, self.baseline, self.environ = contract, baseline, environ
+        self._start: StartingPoint | None = None
+        self._snapshot: PendingSnapshot | None = None
+        self._error: WorkspaceError | None = None
+        try:
+            with pinned_environment(environ):
+                self._start = start.result()
+                self._snapshot = self._begin(self._start)
+        except WorkspaceError as exc:
+            self._error = exc
+
+    def _begin(self, start: StartingPoint) -> PendingSnapshot | None:
+        (root, commit, _), index = start
+        if commit is None or self.baseline is None:
+            return None
+        needs_diff = self.contract.mode == "improve" or any(
+            g.metric.startswith("coverage.") for g in self.contract.measured_gates
+        )
+        return PendingSnapshot(root, commit, index, with_tree=needs_diff)
+
+    def result(self) -> RepoEvidence:
+        """The evidence, once git is done."""
+        try:
+            with pinned_environment(self.environ):
+                if self._error is not None:
+                    raise self._error
+                assert self._start is not None
+                return RepoEvidence(self.baseline, *self._finish(self._start.head))
+        except WorkspaceError as exc:
+            problem = str(exc) if self.baseline is not None else None
+            return RepoEvidence(self.baseline, [], None, None, None, None, problem)
+        finally:
+            if self._start is not None:
+                self._start.snapshot_index.close()
+
+    def _finish(
+        self, head: RepoHead
+    ) -> tuple[
+        list[Finding], dict[str, frozenset[int]] | None, str | None, bool | None, bool | None
+    ]:
+        repo, commit, _ = head
+        if commit is None:
+            return [], None, None, None, None
+        if self.baseline is None or self._snapshot is None:
+            return [], None, commit, is_dirty(repo), None
+        snapshot = self._snapshot.result()
+        findings = pin_findings(
+            self.baseline.pins,
+            snapshot.files,
+            self.baseline.protected_globs,
+            self.contract.protect.allow,
+            self.baseline.contract_path,
+            restored=False,
+        )
+        if snapshot.tree is None:
+            return findings, None, commit, snapshot.differs, None
+        patch = diff_text(repo, self.baseline.tree, snapshot.tree)
+        # Only coverage gates and improve mode read the added lines: their parser loads then.
+        from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
+
+        return findings, added_lines_from_diff(patch), commit, snapshot.differs, patch == ""
 
 
 class Pending(Generic[T]):
@@ -125,32 +168,3 @@ class Pending(Generic[T]):
             raise self._outcome
         assert self._outcome is not None
         return self._outcome
-
-
-def _repo_evidence(
-    head: RepoHead, index: ThrowawayIndex, contract: Contract, baseline: BaselineRecord | None
-) -> tuple[list[Finding], dict[str, frozenset[int]] | None, str | None, bool | None, bool | None]:
-    repo, commit, _ = head
-    if commit is None:
-        return [], None, None, None, None
-    if baseline is None:
-        return [], None, commit, is_dirty(repo), None
-    needs_diff = contract.mode == "improve" or any(
-        g.metric.startswith("coverage.") for g in contract.measured_gates
-    )
-    snapshot = snapshot_against(repo, commit, index, with_tree=needs_diff)
-    findings = pin_findings(
-        baseline.pins,
-        snapshot.files,
-        baseline.protected_globs,
-        contract.protect.allow,
-        baseline.contract_path,
-        restored=False,
-    )
-    if snapshot.tree is None:
-        return findings, None, commit, snapshot.differs, None
-    patch = diff_text(repo, baseline.tree, snapshot.tree)
-    # Only coverage gates and improve mode read the added lines: their parser loads then.
-    from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
-
-    return findings, added_lines_from_diff(patch), commit, snapshot.differs, patch == ""

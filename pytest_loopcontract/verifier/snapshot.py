@@ -15,13 +15,13 @@ from typing import NamedTuple
 
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.workspace import (
+    StartedGit,
     TreeEntry,
     WorkspaceError,
     git,
-    git_concurrently,
 )
 
-__all__ = ["Snapshot", "ThrowawayIndex", "snapshot_against", "snapshot_worktree"]
+__all__ = ["PendingSnapshot", "Snapshot", "ThrowawayIndex", "snapshot_worktree"]
 
 
 def snapshot_worktree(
@@ -71,33 +71,53 @@ class Snapshot(NamedTuple):
     tree: str | None  # its tree id, written only when asked for
 
 
-def snapshot_against(
-    root: Path,
-    commit: str,
-    index: ThrowawayIndex,
-    *,
-    exclude: Sequence[str] = (StateDir.NAME,),
-    with_tree: bool = False,
-) -> Snapshot:
+# One process for the whole snapshot: add the tree to the throwaway index, list the index,
+# then (after a marker record, which has no tab, so no listing record looks like it) the paths
+# that differ from the commit, "$@" being the commit and the pathspec.
+_SNAPSHOT_SCRIPT = (
+    "git add -A -- . && git ls-files -s -z && printf 'end-of-listing\\0' && "
+    'git diff-index --cached --name-only -z "$@"'
+)
+_MARKER = b"\0end-of-listing\0"
+
+
+class PendingSnapshot:
     """:func:`snapshot_worktree`'s files, listed from ``index`` rather than from a written
-    tree, and whether they differ from ``commit``: ``git add``, then ``ls-files`` and
-    ``diff-index`` at once (:func:`git_concurrently`). The tree itself is written only when
-    ``with_tree`` asks (a diff needs it), the state folder taken out first if it was added."""
-    outside = ["--", ".", *(f":(exclude){p}" for p in exclude)]
-    git(root, "add", "-A", "--", ".", env=index.env)
-    listing, changed = git_concurrently(
-        root,
-        (["ls-files", "-s", "-z"], ["diff-index", "--cached", "--name-only", commit, *outside]),
-        env=index.env,
-    )
-    added = _parse_index(listing)
-    files = {path: entry for path, entry in added.items() if not _under(path, exclude)}
-    tree = None
-    if with_tree:
-        if len(files) != len(added):
-            _remove_cached(root, exclude, index.env)
-        tree = _write_tree(root, index.env)
-    return Snapshot(files, bool(changed.strip()), tree)
+    tree, and whether they differ from ``commit``: one ``sh`` chain of ``git add``,
+    ``ls-files`` and ``diff-index``, started at once and read by :meth:`result`. The tree
+    itself is written only when ``with_tree`` asks (a diff needs it), the state folder taken
+    out first if it was added. The listing goes to a file beside the index, so a large tree
+    never waits on a full pipe."""
+
+    def __init__(
+        self,
+        root: Path,
+        commit: str,
+        index: ThrowawayIndex,
+        *,
+        exclude: Sequence[str] = (StateDir.NAME,),
+        with_tree: bool = False,
+    ) -> None:
+        self.root, self.index, self.exclude, self.with_tree = root, index, exclude, with_tree
+        self._out = index.path.with_name("snapshot.out")
+        pathspec = ["--", ".", *(f":(exclude){p}" for p in exclude)]
+        argv = ["sh", "-c", _SNAPSHOT_SCRIPT, "sh", commit, *pathspec]
+        with self._out.open("wb") as out:
+            self._git = StartedGit(root, argv, index.env, stdout=out, what="git's snapshot")
+
+    def result(self) -> Snapshot:
+        self._git.output()
+        listing, marker, changed = (b"\0" + self._out.read_bytes()).partition(_MARKER)
+        if not marker:
+            raise WorkspaceError("git's snapshot ended without its listing")
+        added = _parse_index(listing)
+        files = {path: e for path, e in added.items() if not _under(path, self.exclude)}
+        tree = None
+        if self.with_tree:
+            if len(files) != len(added):
+                _remove_cached(self.root, self.exclude, self.index.env)
+            tree = _write_tree(self.root, self.index.env)
+        return Snapshot(files, bool(changed.strip(b"\0")), tree)
 
 
 def _under(path: str, tops: Sequence[str]) -> bool:

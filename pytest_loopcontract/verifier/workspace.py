@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.statedir import StateDir
@@ -27,13 +27,13 @@ __all__ = [
     "DEFAULT_PROTECT",
     "Pin",
     "RepoHead",
+    "StartedGit",
     "TreeEntry",
     "WorkspaceError",
     "changed_paths",
     "diff_text",
     "export_tree",
     "find_repo",
-    "git_concurrently",
     "is_dirty",
     "list_tree",
     "list_tree_sized",
@@ -111,54 +111,55 @@ def git(
 ) -> bytes:
     """Git's standard output; a :class:`WorkspaceError` with git's own words when it exits
     with a code not in ``ok``."""
-    proc = _spawn_git(root, args, env, piped_input=input_bytes is not None)
-    return _git_output(proc, args, ok, input_bytes)
+    started = StartedGit(root, ["git", *args], env, piped_input=input_bytes is not None)
+    return started.output(ok, input_bytes)
 
 
-def git_concurrently(
-    root: Path, commands: Sequence[Sequence[str]], *, env: Mapping[str, str] | None = None
-) -> list[bytes]:
-    """The standard output of several git commands that only read, run at the same time.
+class StartedGit:
+    """A git command (or a short ``sh`` chain of them) started now and read later, with the
+    environment :func:`pinned_environment` holds. Why later: the in-process verdict starts
+    its snapshot, converts the run's records while git works on the other core, then reads
+    it; a thread waiting for git would wait for the interpreter too, once per process."""
 
-    Why: a thread waiting for git gets the interpreter back only when the session's thread
-    lets go of it (every few milliseconds while that one works), once per process it waits
-    for; two processes started together cost one such wait, not two."""
-    procs = [_spawn_git(root, tuple(args), env) for args in commands]
-    return [_git_output(p, tuple(args), (0,)) for p, args in zip(procs, commands, strict=True)]
+    def __init__(
+        self,
+        root: Path,
+        argv: Sequence[str],
+        env: Mapping[str, str] | None = None,
+        *,
+        piped_input: bool = False,
+        stdout: IO[bytes] | None = None,
+        what: str | None = None,
+    ) -> None:
+        self.what = what or " ".join(argv[:3])
+        try:
+            self._proc = subprocess.Popen(
+                list(argv),
+                cwd=root,
+                env=_git_environment(env),
+                stdin=subprocess.PIPE if piped_input else None,
+                stdout=stdout or subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except FileNotFoundError:
+            raise WorkspaceError(f"{argv[0]} is not installed or not on PATH") from None
+
+    def output(self, ok: tuple[int, ...] = (0,), input_bytes: bytes | None = None) -> bytes:
+        """Its standard output (empty when it went to a file), once it has ended."""
+        stdout, stderr = self._proc.communicate(input_bytes)
+        if self._proc.returncode not in ok:
+            message = stderr.decode("utf-8", "replace").strip()
+            raise WorkspaceError(f"{self.what} failed: {message}")
+        return stdout or b""
 
 
-def _spawn_git(
-    root: Path, args: tuple[str, ...], env: Mapping[str, str] | None, *, piped_input: bool = False
-) -> subprocess.Popen[bytes]:
+def _git_environment(env: Mapping[str, str] | None) -> dict[str, str]:
     pinned = _PINNED_ENV.get()
     full_env = dict(os.environ if pinned is None else pinned)
     for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         full_env.pop(key, None)
     full_env.update(env or {})
-    try:
-        return subprocess.Popen(
-            ["git", *args],
-            cwd=root,
-            env=full_env,
-            stdin=subprocess.PIPE if piped_input else None,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-    except FileNotFoundError:
-        raise WorkspaceError("git is not installed or not on PATH") from None
-
-
-def _git_output(
-    proc: subprocess.Popen[bytes],
-    args: tuple[str, ...],
-    ok: tuple[int, ...],
-    input_bytes: bytes | None = None,
-) -> bytes:
-    stdout, stderr = proc.communicate(input_bytes)
-    if proc.returncode not in ok:
-        message = stderr.decode("utf-8", "replace").strip()
-        raise WorkspaceError(f"git {' '.join(args[:2])} failed: {message}")
-    return stdout
+    return full_env
 
 
 def find_repo(start: Path) -> Path:

@@ -1,12 +1,10 @@
-"""Git's evidence of an in-process run, read on threads: with the environment kept before the
-first test, the commit the run started from, and what a thread raises raised where the
-evidence is asked for."""
+"""Git's evidence of an in-process run: with the environment kept before the first test, and
+what the starting point's thread raises raised where it is asked for."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from functools import partial
 from pathlib import Path
 
@@ -34,8 +32,7 @@ def _committed_repo(root: Path) -> None:
 def _evidence(root: Path, environ: dict[str, str]) -> repo_evidence.RepoEvidence:
     start = repo_evidence.Pending(partial(repo_evidence.starting_point, root), environ, "start")
     # No baseline: the contract is never read, so any object stands in for it.
-    work = partial(repo_evidence.repo_evidence, start, object(), None)  # type: ignore[arg-type]
-    return repo_evidence.Pending(work, environ, "git").result()
+    return repo_evidence.PendingEvidence(start, object(), None, environ).result()  # type: ignore[arg-type]
 
 
 def test_pending_evidence_reads_git_with_the_environment_before_the_tests(
@@ -61,11 +58,3 @@ def test_what_a_git_thread_raises_is_raised_where_the_evidence_is_asked_for(
     pending = repo_evidence.Pending(broken, dict(os.environ), "broken")
     with pytest.raises(OSError, match="the disk went away"):
         pending.result()
-
-
-def test_prompt_handoffs_puts_the_switch_interval_back(tmp_path: Path) -> None:
-    before = sys.getswitchinterval()
-    with pytest.raises(RuntimeError), repo_evidence.prompt_handoffs(0.0001):
-        assert sys.getswitchinterval() == pytest.approx(0.0001)
-        raise RuntimeError
-    assert sys.getswitchinterval() == before

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_loopcontract.verifier.snapshot import (
+    PendingSnapshot,
     ThrowawayIndex,
-    snapshot_against,
     snapshot_worktree,
 )
 from pytest_loopcontract.verifier.workspace import (
@@ -50,6 +50,12 @@ def _add_ignored(root: Path) -> None:
     (root / "run.log").write_text("noise\n", "utf-8")
 
 
+def _add_odd_names(root: Path) -> None:
+    """Names the listing's parser must take as they are: a tab, a newline, non-ASCII."""
+    for name in ("tab\there.py", "new\nline.py", "Ærøskøbing.py", "end-of-listing"):
+        (root / name).write_text("X = 1\n", "utf-8")
+
+
 def _touch_state_folder(root: Path) -> None:
     (root / ".loop-contract").mkdir(exist_ok=True)
     (root / ".loop-contract" / "verdict.json").write_text("{}", "utf-8")
@@ -76,7 +82,7 @@ def test_tree_differs_answers_as_the_work_tree_scan(
     commit = resolve_commit(root, "HEAD")
     assert tree_differs(root, commit, tree) is dirty
     with ThrowawayIndex(root) as index:
-        assert snapshot_against(root, commit, index).differs is dirty
+        assert PendingSnapshot(root, commit, index).result().differs is dirty
     assert is_dirty(root) is dirty
 
 
@@ -101,11 +107,12 @@ def _commit_state_folder(root: Path) -> None:
         _touch_state_folder,
         _unignore_state_folder,
         _commit_state_folder,
+        _add_odd_names,
     ],
-    ids=["modified", "untracked", "deleted", "state-folder", "unignored", "committed"],
+    ids=["modified", "untracked", "deleted", "state-folder", "unignored", "committed", "names"],
 )
 @pytest.mark.parametrize("with_tree", [False, True], ids=["listed", "written"])
-def test_snapshot_against_lists_what_the_written_snapshot_holds(
+def test_the_pending_snapshot_lists_what_the_written_snapshot_holds(
     tmp_path: Path, change: Callable[[Path], None], with_tree: bool
 ) -> None:
     """Listed from a throwaway index (no tree written unless asked), the snapshot's files
@@ -114,7 +121,8 @@ def test_snapshot_against_lists_what_the_written_snapshot_holds(
     root = _repo(tmp_path)
     change(root)
     with ThrowawayIndex(root) as index:
-        snapshot = snapshot_against(root, resolve_commit(root, "HEAD"), index, with_tree=with_tree)
+        commit = resolve_commit(root, "HEAD")
+        snapshot = PendingSnapshot(root, commit, index, with_tree=with_tree).result()
     assert snapshot.files == list_tree(root, snapshot_worktree(root))
     assert snapshot.tree == (snapshot_worktree(root) if with_tree else None)
     assert not any(path.startswith(".loop-contract") for path in snapshot.files)
@@ -152,7 +160,7 @@ def test_an_index_copied_before_the_changes_snapshots_them(tmp_path: Path) -> No
     with ThrowawayIndex(root) as index:
         _modify(root)
         _add_untracked(root)
-        snapshot = snapshot_against(root, commit, index)
+        snapshot = PendingSnapshot(root, commit, index).result()
     assert snapshot.differs
     assert snapshot.files == list_tree(root, snapshot_worktree(root))
     assert index.path.parent.exists() is False
