@@ -98,12 +98,10 @@ class ResultCollector:
         self.config = config
         # os.urandom is what ``secrets.token_hex`` reads, without loading ``secrets``/``hmac``
         self.nonce = nonce or os.urandom(16).hex()
-        # The phase reports of the tests still running; at teardown a test's reports become
-        # its one outcome record in ``finished`` (in first-report order), so a long run holds
-        # one small record per test rather than a dict of three reports.
-        self.phases: dict[str, dict[str, pytest.TestReport]] = {}
-        self.finished: dict[str, dict[str, Any] | None] = {}
-        self.subfailures: dict[str, list[pytest.TestReport]] = {}
+        # Every test report, in the order they came: turned into one outcome per test only
+        # at the end (:meth:`test_records`). The hook runs three times a test, so it only keeps
+        # the report (pytest's terminal reporter holds each one anyway: no memory is added).
+        self.reports: list[pytest.TestReport] = []
         self.doctests: dict[str, str] = {}
         self.metrics: list[dict[str, Any]] = []
         self.marks: dict[str, list[str]] = {}
@@ -133,22 +131,28 @@ class ResultCollector:
 
     # -- outcomes -------------------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if type(report) is not pytest.TestReport and _is_subtest(report):
-            # unittest subTest / the subtests fixture: the parent's own call report can say
-            # "passed" while a subtest failed, so failures are kept apart and folded in later.
-            if report.failed:
-                self.subfailures.setdefault(report.nodeid, []).append(report)
-            return
-        nodeid = report.nodeid
-        phases = self.phases.get(nodeid)
-        if phases is None:  # the test's first report: its place in the run's order
-            phases = self.phases[nodeid] = {}
-            self.finished.setdefault(nodeid, None)
-        phases[report.when] = report
-        if report.when == "teardown":
-            self._harvest_properties(report)
-            del self.phases[nodeid]
-            self.finished[nodeid] = _combine(nodeid, phases, self.subfailures.get(nodeid, ()))
+        self.reports.append(report)
+
+    def test_records(self) -> list[dict[str, Any]]:
+        """One outcome record per test, in first-report order, from its last round of phase
+        reports (a rerun's earlier rounds are replaced); the reports are let go of here."""
+        phases: dict[str, dict[str, pytest.TestReport]] = {}
+        subfailures: dict[str, list[pytest.TestReport]] = {}
+        for report in self.reports:
+            if type(report) is not pytest.TestReport and _is_subtest(report):
+                # unittest subTest / the subtests fixture: the parent's own call report can say
+                # "passed" while a subtest failed, so failures are kept apart and folded in.
+                if report.failed:
+                    subfailures.setdefault(report.nodeid, []).append(report)
+                continue
+            rounds = phases.setdefault(report.nodeid, {})
+            if report.when == "setup":
+                rounds.clear()
+            rounds[report.when] = report
+            if report.when == "teardown":
+                self._harvest_properties(report)
+        self.reports = []
+        return [_combine(nodeid, p, subfailures.get(nodeid, ())) for nodeid, p in phases.items()]
 
     def _harvest_properties(self, report: pytest.TestReport) -> None:
         for key, value in report.user_properties:
@@ -187,10 +191,7 @@ class ResultCollector:
         root = Path(self.config.rootpath)
         return {
             "nonce": self.nonce,
-            "tests": [
-                record or _combine(nodeid, self.phases[nodeid], self.subfailures.get(nodeid, ()))
-                for nodeid, record in self.finished.items()
-            ],
+            "tests": self.test_records(),
             "metrics": list(self.metrics),
             "collect_errors": list(self.collect_errors),
             "deselected": list(self.deselected),
