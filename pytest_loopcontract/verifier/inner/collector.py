@@ -145,11 +145,15 @@ class ResultCollector:
                 if report.failed:
                     subfailures.setdefault(report.nodeid, []).append(report)
                 continue
-            rounds = phases.setdefault(report.nodeid, {})
-            if report.when == "setup":
-                rounds.clear()
-            rounds[report.when] = report
-            if report.when == "teardown":
+            nodeid, when = report.nodeid, report.when
+            if when == "setup":  # a test's first round, or a rerun's: an earlier one is dropped
+                phases[nodeid] = {"setup": report}  # (a key set again keeps its first place)
+                continue
+            rounds = phases.get(nodeid)
+            if rounds is None:
+                rounds = phases[nodeid] = {}
+            rounds[when] = report
+            if when == "teardown" and report.user_properties:
                 self._harvest_properties(report)
         self.reports = []
         return [_combine(nodeid, p, subfailures.get(nodeid, ())) for nodeid, p in phases.items()]
@@ -252,8 +256,23 @@ def _combine(
     call phase decides, except that a failed subtest fails a test whose own call passed. A
     test with no call report (skipped in setup) keeps the setup outcome.
     """
-    duration = sum(r.duration for r in phases.values())
     setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
+    if (
+        setup is not None
+        and call is not None
+        and teardown is not None
+        and setup.outcome == call.outcome == teardown.outcome == "passed"
+        and not subfailures
+        and not hasattr(call, "wasxfail")
+    ):  # most tests of any run: a plain pass, said without the checks below (half the time)
+        return {
+            "nodeid": nodeid,
+            "outcome": "passed",
+            "duration": setup.duration + call.duration + teardown.duration,
+            "when": "call",
+            "message": "",
+        }
+    duration = sum(r.duration for r in phases.values())
     deciding = call
     if setup is not None and not setup.passed:
         deciding = setup
