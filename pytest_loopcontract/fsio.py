@@ -28,6 +28,7 @@ __all__ = [
     "parse_utc",
     "pread_all",
     "refuse_constant",
+    "sync_file",
     "utc_now",
     "utc_stamp",
     "write_all",
@@ -40,12 +41,15 @@ __all__ = [
 
 
 def write_bytes_atomic(
-    path: str | os.PathLike[str], data: bytes, *, mode: int | None = None
+    path: str | os.PathLike[str], data: bytes, *, mode: int | None = None, sync: bool = True
 ) -> None:
     """Write-then-rename with fsync, so a crash leaves the old file or the new one, never half.
 
     The file is private (0600, as :func:`tempfile.mkstemp` makes it) unless ``mode`` says
-    otherwise (a report meant for sharing: 0644); the mode is set before the rename."""
+    otherwise (a report meant for sharing: 0644); the mode is set before the rename.
+    ``sync=False`` renames at once and leaves the fsyncs to :func:`sync_file`, for a writer
+    that waits for the disk on a thread (a process that dies in between still leaves the new
+    file; a power cut, at worst, an unreadable one)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -54,13 +58,25 @@ def write_bytes_atomic(
             os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    fsync_dir(target.parent)
+    if sync:
+        fsync_dir(target.parent)
+
+
+def sync_file(path: str | os.PathLike[str]) -> None:
+    """Make a file written with ``sync=False`` durable: its data, then its folder's entry."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(Path(path).parent)
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, *, mode: int | None = None) -> None:
@@ -68,10 +84,10 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, mode: int | No
     write_bytes_atomic(path, text.encode("utf-8"), mode=mode)
 
 
-def write_json_atomic(path: str | os.PathLike[str], document: Any) -> None:
+def write_json_atomic(path: str | os.PathLike[str], document: Any, *, sync: bool = True) -> None:
     """A compact JSON document plus newline, written as :func:`write_bytes_atomic` does."""
     text = dumps_json(document, separators=(",", ":")) + "\n"
-    write_bytes_atomic(path, text.encode("utf-8"))
+    write_bytes_atomic(path, text.encode("utf-8"), sync=sync)
 
 
 def write_all(fd: int, data: bytes, *, fsync: bool = False) -> None:

@@ -17,6 +17,7 @@ from pytest_loopcontract.fsio import (
     canonical_json,
     loads_strict,
     parse_utc,
+    sync_file,
     utc_now,
     utc_stamp,
     write_all,
@@ -69,6 +70,25 @@ def test_atomic_write_leaves_the_old_file_when_the_writer_is_killed(tmp_path: Pa
     done = subprocess.run([sys.executable, "-c", child, str(target)], check=False)
     assert done.returncode == 9
     assert json.loads(target.read_text()) == {"v": "old"}
+
+
+def test_a_write_left_to_sync_later_is_in_place_for_a_process_that_dies_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "doc.json"
+    write_json_atomic(target, {"v": "old"})
+    child = "import os, sys, pytest_loopcontract.fsio as f\n"
+    child += "f.write_json_atomic(sys.argv[1], {'v': 'new'}, sync=False)\nos._exit(9)\n"
+    done = subprocess.run([sys.executable, "-c", child, str(target)], check=False)
+    assert done.returncode == 9
+    assert json.loads(target.read_text()) == {"v": "new"}
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    sync_file(target)
+    assert len(synced) == 2  # the file's data, then the folder's entry
+    with pytest.raises(FileNotFoundError):
+        sync_file(tmp_path / "missing.json")
 
 
 def test_write_all_appends_every_byte(tmp_path: Path) -> None:

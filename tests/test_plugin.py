@@ -306,10 +306,23 @@ def test_works_beside_pytest_cov(pytester: pytest.Pytester) -> None:
     assert gate["observed"] == 100.0
 
 
-def test_run_that_dies_leaves_an_error_verdict(pytester: pytest.Pytester) -> None:
-    make_project(
-        pytester, tests="import os\nfrom calc import add\n\ndef test_add():\n    os._exit(0)\n"
-    )
+@pytest.mark.parametrize(
+    "tests",
+    [
+        pytest.param(
+            "import os\nfrom calc import add\n\ndef test_add():\n    os._exit(0)\n", id="test"
+        ),
+        # the earliest a test file's code runs: its import, at the start of collection
+        pytest.param("import os\nos._exit(0)\n", id="collection"),
+    ],
+)
+def test_run_that_dies_leaves_an_error_verdict(pytester: pytest.Pytester, tests: str) -> None:
+    """A run that ends its process early leaves the ``error`` verdict it began with, never the
+    ``pass`` of the run before it."""
+    make_project(pytester)
+    assert pytester.runpytest_subprocess("--loop-contract").ret == 0
+    assert read_verdict(pytester)["verdict"] == "pass"
+    pytester.makepyfile(test_calc=tests)
     result = pytester.runpytest_subprocess("--loop-contract")
     assert result.ret == 0  # the process lied with its exit code...
     verdict = read_verdict(pytester)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_loopcontract.contract.model import Contract
-from pytest_loopcontract.fsio import utc_now, write_json_atomic
+from pytest_loopcontract.fsio import sync_file, utc_now, write_json_atomic
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import render_checklist
 from pytest_loopcontract.verifier.inner import leftover_egress
@@ -47,6 +47,7 @@ class VerdictWriter(ResultCollector):
         self.verdict: dict[str, Any] | None = None
         self._environ: dict[str, str] | None = None
         self._start: Pending[StartingPoint] | None = None
+        self._sync: Pending[None] | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.started_at = utc_now()
@@ -62,10 +63,26 @@ class VerdictWriter(ResultCollector):
     def _write_provisional(self) -> None:
         """Leave an ``error`` verdict on disk until the real one replaces it, so a run that
         dies half-way (os._exit, a kill) never leaves an older ``pass`` looking current."""
-        write_json_atomic(
-            self.verdict_path(),
-            incomplete_verdict(self.config, self.contract, self.nonce, self.started_at),
+        self._write_verdict(
+            incomplete_verdict(self.config, self.contract, self.nonce, self.started_at)
         )
+
+    def _write_verdict(self, verdict: dict[str, Any]) -> None:
+        """The verdict is in place when this returns (a test that ends the process finds it
+        there); its fsyncs, two waits for the disk, run on a thread while pytest goes on. The
+        next write waits for them, and so does the session's end (``pytest_unconfigure``)."""
+        self._wait_for_disk()
+        path = self.verdict_path()
+        write_json_atomic(path, verdict, sync=False)
+        self._sync = Pending(partial(sync_file, path), {}, "loopcontract-sync")
+
+    def _wait_for_disk(self) -> None:
+        if self._sync is not None:
+            sync, self._sync = self._sync, None
+            sync.result()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self._wait_for_disk()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Keep the environment as it is before any test runs: git reads the tree at the
@@ -81,7 +98,7 @@ class VerdictWriter(ResultCollector):
         root = Path(self.config.rootpath)
         environ = self._environ or dict(os.environ)
         self.verdict = self._verdict(session, exitstatus, root, environ)
-        write_json_atomic(self.verdict_path(), self.verdict)
+        self._write_verdict(self.verdict)
         session.exitstatus = int(self.verdict["exit_code"])
 
     def _verdict(

@@ -149,12 +149,12 @@ class Pending(Generic[T]):
     was before the first test, not as a test left it); :meth:`result` waits for it."""
 
     def __init__(self, work: Callable[[], T], environ: Mapping[str, str], name: str) -> None:
-        self._outcome: T | BaseException | None = None
+        self._outcome: tuple[T] | BaseException | None = None
 
         def run() -> None:
             try:
                 with pinned_environment(environ):
-                    self._outcome = work()
+                    self._outcome = (work(),)
             except BaseException as exc:  # handed to the waiting thread by result()
                 self._outcome = exc
 
@@ -167,4 +167,4 @@ class Pending(Generic[T]):
         if isinstance(self._outcome, BaseException):
             raise self._outcome
         assert self._outcome is not None
-        return self._outcome
+        return self._outcome[0]
