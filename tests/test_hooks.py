@@ -43,6 +43,22 @@ def install_fake_distribution(site: Path) -> None:
     (info / "entry_points.txt").write_text("[loopcontract]\nanswer = answer_plugin\n")
 
 
+def test_the_group_is_found_by_its_section_not_by_a_name_that_says_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quick look that spares pluggy's full reading must never miss a plugin."""
+    site = tmp_path / "site"
+    site.mkdir()
+    info = site / "mentions-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mentions\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nloopcontract = loopcontract.plugin\n")
+    monkeypatch.syspath_prepend(str(site))
+    assert not hooks._group_declared("loopcontract")  # this package's own pytest11 entry too
+    install_fake_distribution(site)
+    assert hooks._group_declared("loopcontract")
+
+
 def test_builtins_are_registered_through_the_hook() -> None:
     sources = hooks.metric_sources()
     assert set(BUILTIN_SOURCES) <= set(sources)
