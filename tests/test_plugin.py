@@ -165,6 +165,48 @@ def test_marked(a, b, c):
     ]
 
 
+def test_dod_markers_are_inherited_from_each_test_s_own_module_and_class(
+    pytester: pytest.Pytester,
+) -> None:
+    """The marks above a test are read once per module or class: each test still gets its
+    own chain's, and nothing of a neighbour's."""
+    pytester.makepyfile(
+        test_a="""
+import pytest
+pytestmark = pytest.mark.dod("mod")
+
+@pytest.mark.dod("cls")
+class TestC:
+    @pytest.mark.dod("fn")
+    def test_m(self):
+        pass
+
+    def test_n(self):
+        pass
+
+@pytest.mark.parametrize("x", [1, pytest.param(2, marks=pytest.mark.dod("param"))])
+def test_p(x):
+    pass
+""",
+        test_b="class TestC:\n    def test_m(self):\n        pass\n\ndef test_p():\n    pass\n",
+    )
+    items = "".join(f"  - id: {i}\n    text: {i}\n" for i in ("mod", "cls", "fn", "param"))
+    pytester.makefile(".yml", loopcontract=f"version: 1\nid: m\ndod:\n{items}")
+    assert pytester.runpytest("--loop-contract", "--strict-markers").ret == 0
+    tied = {d["id"]: sorted(t["nodeid"] for t in d["tests"]) for d in read_verdict(pytester)["dod"]}
+    assert tied == {
+        "mod": [
+            "test_a.py::TestC::test_m",
+            "test_a.py::TestC::test_n",
+            "test_a.py::test_p[1]",
+            "test_a.py::test_p[2]",
+        ],
+        "cls": ["test_a.py::TestC::test_m", "test_a.py::TestC::test_n"],
+        "fn": ["test_a.py::TestC::test_m"],
+        "param": ["test_a.py::test_p[2]"],
+    }
+
+
 def test_item_without_any_test_is_not_done(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_a="def test_a():\n    pass\n")
     pytester.makefile(".yml", loopcontract="version: 1\nid: m\ndod:\n  - id: x\n    text: x\n")
