@@ -25,10 +25,12 @@ rotated each round, every run a fresh process with ``PYTEST_DISABLE_PLUGIN_AUTOL
    the empty one's difference to plain, is printed beside it).
 2. **Enabled**, on ``--tests`` trivial tests in a git repository with a fix-mode contract
    and a recorded baseline (the fix applied in the work tree): plain pytest (the anchor),
-   ``pytest --loop-contract`` and ``pytest --report-log``. Wall-time ratio of the medians to
-   the anchor, and peak memory (the child's ``ru_maxrss``, median) over the anchor's; targets
-   at most 1.03x and at most 3 MiB more. Beside them, steadier than whole runs here: the
-   plugin's own code timed inside the run (its imports and its hooks, ``OWN_PROBE``).
+   ``pytest --loop-contract`` and ``pytest --report-log``. Wall-time ratio to the anchor (the
+   ratio of the medians, and the median of each round's ratio, which the target is judged on:
+   it follows the machine when its speed drifts within a run), and peak memory (the child's
+   ``ru_maxrss``, median) over the anchor's; targets at most 1.03x and at most 3 MiB more.
+   Beside them, steadier than whole runs here: the plugin's own code timed inside the run
+   (its imports and its hooks, ``OWN_PROBE``).
 
 It prints a table and PASS/MISS per target and writes ``benchmarks/results/plugin-<date>.json``
 (and ``.txt``; ``--tag X`` adds ``-X``), with repository-relative paths only.
@@ -201,6 +203,16 @@ def summary(runs: list[dict[str, float]]) -> dict[str, float]:
         "cpu_median_s": statistics.median(r["cpu"] for r in runs),
         "peak_rss_median_mib": statistics.median(r["rss_kib"] for r in runs) / 1024,
     }
+
+
+def paired_ratio(runs: list[dict[str, float]], anchor: list[dict[str, float]], key: str) -> float:
+    """The median over rounds of a variant's figure over the anchor's in the same round.
+
+    A round runs every variant back to back, so this ratio follows the machine when its speed
+    drifts within one benchmark (here plain pytest took 1.07 s in some rounds of a run and
+    1.66 s in others): the ratio of the medians can then land below 1 for a variant that
+    does strictly more work, as it did twice on 2026-12-03."""
+    return statistics.median(r[key] / a[key] for r, a in zip(runs, anchor, strict=True))
 
 
 def import_probe(pycache: Path, repeat: int) -> dict[str, Any]:
@@ -397,10 +409,13 @@ def enabled_part(workdir: Path, n_tests: int, repeat: int, pycache: Path) -> dic
         raise SystemExit(f"the --loop-contract run did not pass: {verdict['summary']}")
     stats = {name: summary(r) for name, r in runs.items()}
     base = stats[ANCHOR]
-    for row in stats.values():
+    for name, row in stats.items():
         row["wall_ratio"] = row["wall_median_s"] / base["wall_median_s"]
         row["cpu_ratio"] = row["cpu_median_s"] / base["cpu_median_s"]
+        row["wall_ratio_paired"] = paired_ratio(runs[name], runs[ANCHOR], "wall")
+        row["cpu_ratio_paired"] = paired_ratio(runs[name], runs[ANCHOR], "cpu")
         row["peak_extra_mib"] = row["peak_rss_median_mib"] - base["peak_rss_median_mib"]
+        row["walls_s"] = [round(r["wall"], 4) for r in runs[name]]
     loop = stats[LOOP]
     return {
         "tests": n_tests + 1,
@@ -409,7 +424,7 @@ def enabled_part(workdir: Path, n_tests: int, repeat: int, pycache: Path) -> dic
         "own": own_probe(repo, pycache, repeat),
         "target_wall_ratio": TARGET_WALL_RATIO,
         "target_peak_extra_mib": TARGET_PEAK_MIB,
-        "pass_wall": loop["wall_ratio"] <= TARGET_WALL_RATIO,
+        "pass_wall": loop["wall_ratio_paired"] <= TARGET_WALL_RATIO,
         "pass_memory": loop["peak_extra_mib"] <= TARGET_PEAK_MIB,
     }
 
@@ -453,14 +468,20 @@ def report(result: dict[str, Any]) -> str:
         "(own code: import + own per session; the whole-process differences are beside it)",
         "",
         f"enabled: {e['tests']} tests, {e['repeat']} interleaved rounds (anchor: {ANCHOR})",
-        f"{'variant':<30}{'wall med s':>12}{'x anchor':>10}{'cpu x':>8}{'peak MiB':>10}{'+MiB':>7}",
+        f"{'variant':<30}{'wall med s':>12}{'x anchor':>10}{'paired x':>10}{'cpu x':>8}"
+        f"{'paired':>8}{'peak MiB':>10}{'+MiB':>7}",
     ]
     for name, row in e["variants"].items():
         lines.append(
             f"{name:<30}{row['wall_median_s']:>12.3f}{row['wall_ratio']:>10.3f}"
-            f"{row['cpu_ratio']:>8.3f}{row['peak_rss_median_mib']:>10.1f}"
+            f"{row['wall_ratio_paired']:>10.3f}{row['cpu_ratio']:>8.3f}"
+            f"{row['cpu_ratio_paired']:>8.3f}{row['peak_rss_median_mib']:>10.1f}"
             f"{row['peak_extra_mib']:>7.1f}"
         )
+    lines.append(
+        "(x anchor: ratio of the medians; paired: median of each round's ratio, which the "
+        "wall target is judged on)"
+    )
     own = e["own"]
     parts = ", ".join(f"{n} {v:.1f}" for n, v in own["parts_ms"].items() if v >= 0.5)
     lines += [
