@@ -71,12 +71,8 @@ def write_bytes_atomic(
 
 def sync_file(path: str | os.PathLike[str]) -> None:
     """Make a file written with ``sync=False`` durable: its data, then its folder's entry."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    fsync_dir(Path(path).parent)
+    _fsync(path)
+    _fsync(Path(path).parent)
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, *, mode: int | None = None) -> None:
@@ -103,11 +99,16 @@ def write_all(fd: int, data: bytes, *, fsync: bool = False) -> None:
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
     """Make a folder's entries durable: a new or renamed file's name survives a power cut."""
-    dir_fd = os.open(path, os.O_RDONLY)
+    _fsync(path)
+
+
+def _fsync(path: str | os.PathLike[str]) -> None:
+    """fsync a file or folder through a descriptor of its own (read-only does for both)."""
+    fd = os.open(path, os.O_RDONLY)
     try:
-        os.fsync(dir_fd)
+        os.fsync(fd)
     finally:
-        os.close(dir_fd)
+        os.close(fd)
 
 
 def pread_all(fd: int, size: int, offset: int) -> bytes:
