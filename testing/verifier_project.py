@@ -150,7 +150,7 @@ def test_probe(request):
 def probed_repo(tmp_path: Path, **overrides: str) -> tuple[Path, Path]:
     probe = tmp_path / "out" / "probe.jsonl"
     files = {"tests/test_probe.py": PROBE_TEST.format(path=str(probe)), **overrides}
-    return make_repo(tmp_path / "mini", **files), probe
+    return make_repo(tmp_path / "mini", commit=True, **files), probe
 
 
 def probes(path: Path) -> list[dict[str, Any]]:
