@@ -398,8 +398,7 @@ PHASES = (
     "referee_changes",
     "run_pytest",
     "run_pytest: main run",
-    "run_pytest: vacuous-pass runs",
-    "vacuous_pass_check",
+    "run_pytest: reruns",
     "crosscheck_findings",
     "added_lines_from_diff",
     "evaluate",
@@ -411,7 +410,6 @@ PHASES = (
 @contextlib.contextmanager
 def phase_timer() -> Iterator[dict[str, float]]:
     import pytest_loopcontract.verifier.verify as vmod
-    from pytest_loopcontract.verifier.tamper.vacuous import MUTANT_PREFIX
 
     spent: dict[str, float] = {}
     calls: list[int] = []
@@ -426,10 +424,9 @@ def phase_timer() -> Iterator[dict[str, float]]:
             finally:
                 took = time.perf_counter() - t0
                 spent[name] = spent.get(name, 0.0) + took
-                if name == "run_pytest":  # the mutation runs go to their own scratch trees
+                if name == "run_pytest":  # the first call is the main run (twins inside it)
                     calls.append(1)
-                    mutant = MUTANT_PREFIX in str(a[0] if a else kw.get("workdir", ""))
-                    part = "vacuous-pass runs" if mutant else "main run"
+                    part = "main run" if len(calls) == 1 else "reruns"
                     spent[f"run_pytest: {part}"] = spent.get(f"run_pytest: {part}", 0.0) + took
 
         return timed
@@ -470,7 +467,7 @@ PYC = " [warm pyc]"
 
 # The reward checks switched off for one variant, by the benchmark alone (the package has no
 # such switch): the same single re-exec as ``loop-contract``'s own entry, then, in the clean
-# process, the static rules and the vacuous-pass run replaced by empty results and the
+# process, the static rules and the referee's twins and canaries replaced by nothing and the
 # injected plugin's copy told to skip the runtime-patch watch and the module-origin record.
 CHECKS_OFF_ENTRY = r"""
 import json, os, sys
@@ -493,10 +490,10 @@ from pytest_loopcontract.verifier import diff_evidence as _diff
 from pytest_loopcontract.verifier import runner as _runner
 from pytest_loopcontract.verifier import verify as _verify
 from pytest_loopcontract.verifier.tamper.checks import RewardChecks
+from pytest_loopcontract.verifier.tamper.twins import TwinPlan
 
 _diff.launcher_static_checks = lambda *a, **k: RewardChecks()
-_verify.vacuous_pass_check = lambda *a, **k: RewardChecks()
-_verify.start_early = lambda *a, **k: None
+_verify._plan = lambda *a, **k: TwinPlan()
 _inject = _runner.inject_inner
 _WATCH_OFF = (
     "\nPatchWatch.check = lambda self, when: None\n"
@@ -577,7 +574,9 @@ def measure(
                 problems.append(f"{name}: isolation {doc.get('isolation')}, wanted {mode}")
             ran = {c.get("id"): c.get("status") for c in doc.get("tamper", {}).get("checks", [])}
             wanted = (
-                {} if name == VERIFY_CHECKS_OFF else {"reward_rules": "ran", "vacuous_pass": "ran"}
+                {"twins": "skipped"}
+                if name == VERIFY_CHECKS_OFF
+                else {"reward_rules": "ran", "twins": "ran"}
             )
             if ran != wanted:
                 problems.append(f"{name}: reward checks {ran}, wanted {wanted}")
@@ -1031,7 +1030,7 @@ def main() -> int:
         }
         commands[VERIFY_CHECKS_OFF] = (
             "LOOP_CONTRACT_ISOLATION=sandbox python $OUT/lc_verify_checks_off.py verify --json "
-            "(the benchmark's own entry: static rules, vacuous-pass run, runtime-patch watch and "
+            "(the benchmark's own entry: static rules, twins and canaries, runtime-patch watch and "
             "module-origin record replaced by nothing)"
         )
         commands[VERIFY_CLI] = (

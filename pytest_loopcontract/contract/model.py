@@ -96,11 +96,11 @@ class TamperAllow(NamedTuple):
 
 
 class TamperSettings(NamedTuple):
-    """``tamper:``: reward-rule allowances and the vacuous-pass mutation run's bounds."""
+    """``tamper:``: reward-rule allowances, and whether the referee runs twins of the
+    acceptance tests in the main run."""
 
     allow: tuple[TamperAllow, ...] = ()
-    vacuous_enabled: bool = True
-    vacuous_timeout: float = 120.0
+    twins_enabled: bool = True
 
     def allows(self, rule: str, path: str) -> bool:
         return any(a.rule == rule and matches_any(path, a.paths) for a in self.allow)
@@ -384,11 +384,10 @@ def _pytest_settings(raw: Mapping[str, Any]) -> PytestSettings:
 
 
 def _tamper(raw: Mapping[str, Any]) -> TamperSettings:
-    vacuous = raw.get("vacuous_pass") or {}
+    twins = raw.get("twins") or {}
     return TamperSettings(
         allow=tuple(
             TamperAllow(str(a["rule"]), _strings(a.get("paths"))) for a in raw.get("allow") or ()
         ),
-        vacuous_enabled=bool(vacuous.get("enabled", True)),
-        vacuous_timeout=float(vacuous.get("timeout", 120)),
+        twins_enabled=bool(twins.get("enabled", True)),
     )

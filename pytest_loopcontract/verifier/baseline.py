@@ -292,6 +292,7 @@ def take_baseline(
         created=utc_now(),
         extra={
             "doctests": dict(results.doctests),
+            "dod_marks": {k: list(v) for k, v in results.dod_marks.items()},
             "test_env": setup.testenv.describe(),
             "isolation": runs.run.isolation,
             "leftovers": list(runs.run.leftovers),

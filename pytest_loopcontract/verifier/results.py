@@ -57,6 +57,10 @@ class RunResults:
     outside_imports: list[dict[str, str]] = field(default_factory=list)
     module_origins: dict[str, str] = field(default_factory=dict)  # module -> file in the tree
     runtime_patches: list[dict[str, str]] = field(default_factory=list)  # {object, during}
+    # the referee's items (:mod:`tamper.twins`): (node id, what it stands for, kind); None when
+    # the run carried no referee section at all
+    referee_items: list[tuple[str, str, str]] | None = None
+    referee_errors: list[str] = field(default_factory=list)
     pytest_exitstatus: int | None = None
     testsfailed: int = 0
     testscollected: int = 0
@@ -69,6 +73,9 @@ class RunResults:
         data = asdict(self)  # the named tuples below would stay tuples (JSON arrays)
         data["tests"] = [t._asdict() for t in self.tests]
         data["metrics"] = [m._asdict() for m in self.metrics]
+        items, errors = data.pop("referee_items"), data.pop("referee_errors")
+        if items is not None:
+            data["referee"] = {"items": [list(i) for i in items], "errors": errors}
         return data
 
     @classmethod
@@ -112,6 +119,10 @@ class RunResults:
                     for e in _seq(data.get("runtime_patches"))
                     if isinstance(e, Mapping)
                 ],
+                referee_items=_referee_items(data.get("referee")),
+                referee_errors=[
+                    str(e) for e in _seq(dict(data.get("referee") or {}).get("errors"))
+                ],
                 pytest_exitstatus=(
                     None
                     if data.get("pytest_exitstatus") is None
@@ -123,6 +134,16 @@ class RunResults:
             )
         except (TypeError, KeyError, AttributeError) as exc:
             raise ValueError(f"malformed raw results: {exc}") from exc
+
+
+def _referee_items(section: Any) -> list[tuple[str, str, str]] | None:
+    if section is None:
+        return None
+    items = []
+    for entry in _seq(dict(section).get("items")):
+        nodeid, of, kind = _seq(entry)
+        items.append((str(nodeid), str(of), str(kind)))
+    return items
 
 
 def _seq(value: Any) -> Sequence[Any]:

@@ -53,7 +53,10 @@ def run_errors(
 
 
 def run_findings(run: PytestRun, baseline: BaselineRecord, files: Iterable[str]) -> list[Finding]:
-    """What the run itself shows: processes that outlived it, runtime patching, shadowing."""
+    """What the run itself shows: forged results, processes that outlived it, runtime
+    patching, shadowing."""
+    if run.forged:
+        return [Finding("results_forged", f"{run.results_error}: the verdict cannot rest on it")]
     if run.results is None:
         return []
     extra = baseline.extra

@@ -11,8 +11,10 @@ cannot deadlock or exhaust memory).
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -21,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +94,9 @@ class PytestRun:
     timed_out: bool
     isolation: str = PROCESS
     leftovers: tuple[dict[str, Any], ...] = ()
+    key: bytes = b""  # this run's secret: it signs the results and names the referee's items
+    forged: bool = False  # a results file was there but its signature was not this run's
+    raw: RunResults | None = None  # as the process reported them, before the referee's fold
 
 
 def clean_env(
@@ -140,13 +146,22 @@ def inject_inner(folder: Path) -> Path:
     return folder
 
 
-def _read_results(path: Path) -> tuple[RunResults | None, str]:
+FORGED = "the results file is not signed with this run's key (written by something else)"
+
+
+def _read_results(path: Path, key: bytes) -> tuple[RunResults | None, str]:
+    """The results the injected collector signed with ``key``; a file that is there but not
+    signed with it is :data:`FORGED` (the code under test wrote it)."""
     if not path.exists():
         return None, "the plugin wrote no results (the process died or the plugin never loaded)"
     if path.stat().st_size > RESULTS_LIMIT:
         return None, f"results file larger than {RESULTS_LIMIT} bytes"
+    signature, _, body = path.read_bytes().partition(b"\n")
+    expected = hmac.new(key, body, sha256).hexdigest().encode("ascii")
+    if not hmac.compare_digest(signature, expected):
+        return None, FORGED
     try:
-        return RunResults.from_json(json.loads(path.read_text("utf-8"))), ""
+        return RunResults.from_json(json.loads(body.decode("utf-8"))), ""
     except (ValueError, UnicodeDecodeError) as exc:
         return None, f"results file unreadable: {exc}"
 
@@ -272,14 +287,19 @@ def _inner_settings(
     egress: Sequence[str] | None,
     aliases: Sequence[Path],
     count: Path | None = None,
+    *,
+    key: bytes,
+    referee: Mapping[str, Any] | None = None,
 ) -> dict[str, str]:
     """The variables that tell the injected collector where its settings file is (written
-    here: results path, nonce, egress policy, the live count's file) and where else the tree
-    is seen."""
+    here: results path, nonce, the signing key, the referee's plan, egress policy, the live
+    count's file; the collector deletes it once read) and where else the tree is seen."""
     settings = private / "inner.json"
-    data = {"raw": str(raw), "nonce": nonce, "egress": egress}
+    data: dict[str, Any] = {"raw": str(raw), "nonce": nonce, "egress": egress, "key": key.hex()}
     if count is not None:
         data["count"] = str(count)
+    if referee is not None:
+        data["referee"] = dict(referee)
     settings.write_text(json.dumps(data), "utf-8")
     env = {CONFIG_ENV: str(settings)}
     if aliases:
@@ -302,11 +322,13 @@ def run_pytest(
     frozen: Sequence[str] = (),
     write_bytecode: bool = False,
     count_tests: bool = False,
+    referee: Mapping[str, Any] | None = None,
 ) -> PytestRun:
     """Run the suite in ``workdir`` under the reaper, confined; nothing it started survives
     this call. Results and output land in a private temp folder. In the sandbox the
     ``frozen`` paths (the referee's files, relative to ``workdir``) are read-only. With
-    ``count_tests`` and a listener (:mod:`observe`), the live test count goes to it."""
+    ``count_tests`` and a listener (:mod:`observe`), the live test count goes to it;
+    ``referee`` is the plan of copies, twins and canaries (:mod:`tamper.twins`)."""
     python = testenv.python if testenv is not None else sys.executable
     confined = confinement or Confinement(PROCESS)
     with tempfile.TemporaryDirectory(prefix="loopcontract-run-") as tmp:
@@ -316,7 +338,12 @@ def run_pytest(
         env = child_env(autoload, testenv, workdir, [injected], write_bytecode=write_bytecode)
         listener = observe.active() if count_tests else None
         count = private / "count" if listener is not None else None
-        env.update(_inner_settings(private, raw, nonce, egress, confined.aliases, count))
+        key = secrets.token_bytes(32)
+        env.update(
+            _inner_settings(
+                private, raw, nonce, egress, confined.aliases, count, key=key, referee=referee
+            )
+        )
         poll = _count_poller(count, listener) if count and listener else None
         argv = _pytest_argv(
             python,
@@ -343,18 +370,21 @@ def run_pytest(
         duration = time.monotonic() - started
         if poll is not None:
             poll()  # the last count the run wrote
-        return _collect_run(private, code, timed_out, duration, confined.mode)
+        return _collect_run(private, code, timed_out, duration, confined.mode, key)
 
 
 def _collect_run(
-    private: Path, code: int | None, timed_out: bool, duration: float, isolation: str
+    private: Path, code: int | None, timed_out: bool, duration: float, isolation: str, key: bytes
 ) -> PytestRun:
-    """The run as its private folder tells it: the reaper's report (the real exit code and
-    what it swept), the collected results and the output's tail."""
+    """The run as its private folder tells it: the reaper's report (what it swept), the
+    signed results and the output's tail. The exit code is the one this process waited for
+    (the sandbox and the reaper pass the test process's own on); the reaper's report only
+    explains a signal (its exit code is 128 plus the signal's number)."""
     swept = _read_report(private / "reaper")
-    if not timed_out and isinstance(swept.get("exit_code"), int):
-        code = swept["exit_code"]
-    results, error = _read_results(private / "results.json")
+    reported = swept.get("exit_code")
+    if isinstance(reported, int) and code == (reported if reported >= 0 else 128 - reported):
+        code = reported
+    results, error = _read_results(private / "results.json", key)
     return PytestRun(
         code,
         results,
@@ -364,6 +394,8 @@ def _collect_run(
         timed_out,
         isolation=isolation,
         leftovers=tuple(swept.get("leftovers") or ()),
+        key=key,
+        forged=error == FORGED,
     )
 
 

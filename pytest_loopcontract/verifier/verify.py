@@ -9,6 +9,7 @@ verdict itself.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import tempfile
 import time
@@ -47,14 +48,13 @@ from pytest_loopcontract.verifier.runner import PytestRun, RunSetup, prepare_run
 from pytest_loopcontract.verifier.sandbox import PROCESS, SandboxUnavailable
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
 from pytest_loopcontract.verifier.stale import stale_baseline, stale_verdict
-from pytest_loopcontract.verifier.tamper.checks import acceptance_nodeids, blob_reader
-from pytest_loopcontract.verifier.tamper.pins import crosscheck_findings, doctest_findings
-from pytest_loopcontract.verifier.tamper.vacuous import (
-    EarlyMutants,
-    VacuousRunner,
-    start_early,
-    vacuous_pass_check,
+from pytest_loopcontract.verifier.tamper.checks import (
+    acceptance_nodeids,
+    blob_reader,
+    check_record,
 )
+from pytest_loopcontract.verifier.tamper.pins import crosscheck_findings, doctest_findings
+from pytest_loopcontract.verifier.tamper.twins import TwinPlan, judge_referee, plan_twins
 from pytest_loopcontract.verifier.testenv import require_same_environment
 from pytest_loopcontract.verifier.workspace import (
     WorkspaceError,
@@ -216,13 +216,64 @@ class _MainRun:
     coverage_data: Path | None  # where coverage.py writes, when a measured gate needs it
 
 
-def _first_run(session: _Session, main: _MainRun) -> tuple[PytestRun, list[Reason], list[Finding]]:
-    """The main test run (or the refusal standing in for it), its errors and its findings."""
+def _plan(session: _Session) -> TwinPlan:
+    """The referee's copies and twins of every acceptance test that may run, from the pinned
+    bytes (and the hidden tests'); empty when the contract turns twins off."""
+    contract, baseline = session.contract, session.baseline
+    if not contract.tamper.twins_enabled:
+        return TwinPlan()
+    acceptance = acceptance_nodeids(contract, baseline.fail_to_pass, baseline.collected)
+    scored = {item.id for item in contract.scored_dod()}
+    marks = dict(baseline.extra.get("dod_marks") or {})
+    acceptance += [n for item, ids in marks.items() if item in scored for n in ids]
+    acceptance += [test.to for test in contract.hidden_tests()]
+    reader = source_reader(blob_reader(session.root, baseline.pins), session.hidden)
+    return plan_twins(acceptance, reader)
+
+
+def _referee(
+    run: PytestRun, plan: TwinPlan, contract: Contract
+) -> tuple[PytestRun, list[Finding], dict[str, Any]]:
+    """The run with the referee's items judged and folded back, and the ``twins`` check."""
+    if not plan.functions:
+        why = "disabled by the contract" if not plan.notes else "; ".join(plan.notes)
+        return run, [], check_record("twins", "skipped", why)
+    if run.results is None:
+        return run, [], check_record("twins", "not_run", "the run gave no results")
+    judged = judge_referee(run.results, plan, run.key)
+    message = (
+        f"{len(judged.checked)} passing acceptance test(s) cross-checked by {judged.twins} "
+        f"twin(s); {len(judged.findings)} finding(s)"
+    )
+    if judged.unchecked:
+        message += f"; not cross-checked: {', '.join(judged.unchecked[:5])}"
+    notes = [*plan.notes, *run.results.referee_errors]
+    record = check_record(
+        "twins",
+        "ran",
+        "; ".join([message, *notes]),
+        tests=judged.checked,
+        unchecked=judged.unchecked,
+    )
+    folded = dataclasses.replace(run, results=judged.results, raw=run.results)
+    findings = [
+        f._replace(allowed=True) if contract.tamper.allows(f.code, f.path) else f
+        for f in judged.findings
+    ]
+    return folded, findings, record
+
+
+def _first_run(
+    session: _Session, main: _MainRun
+) -> tuple[PytestRun, list[Reason], list[Finding], dict[str, Any] | None]:
+    """The main test run (or the refusal standing in for it), its errors, its findings and
+    the referee's check."""
     contract, baseline, setup = session.contract, session.baseline, session.setup
     if setup is None:
         refusal = session.refusal
         assert refusal is not None  # set exactly when the setup failed
-        return PytestRun(None, None, refusal.message, "", 0.0, False), [refusal], []
+        return PytestRun(None, None, refusal.message, "", 0.0, False), [refusal], [], None
+    plan = _plan(session)
     scratch = main.scratch
     referee = referee_digests(scratch, session.frozen)
     observe.phase("running the tests")
@@ -239,8 +290,10 @@ def _first_run(session: _Session, main: _MainRun) -> tuple[PytestRun, list[Reaso
         egress=contract.egress_allow,
         frozen=session.frozen,
         count_tests=True,
+        referee=plan.settings() if plan.functions else None,
     )
     observe.phase("checking the run")
+    run, twin_findings, record = _referee(run, plan, contract)
     errors = run_errors(
         run.exit_code,
         run.timed_out,
@@ -249,8 +302,8 @@ def _first_run(session: _Session, main: _MainRun) -> tuple[PytestRun, list[Reaso
         run.output_tail,
         contract.pytest.timeout,
     )
-    findings = run_findings(run, baseline, session.candidate.files)
-    return run, errors, [*findings, *referee_changes(scratch, referee)]
+    findings = [*run_findings(run, baseline, session.candidate.files), *twin_findings]
+    return run, errors, [*findings, *referee_changes(scratch, referee)], record
 
 
 def _rerun_flaky(
@@ -294,29 +347,9 @@ def _after_run(
             exit_code=run.exit_code,
             expected=expected,
             allowed_plugins=baseline.plugins,
+            reported=run.raw,
         )
     return results, reruns, findings
-
-
-def _vacuous_runner(session: _Session) -> VacuousRunner:
-    return VacuousRunner(
-        prepare=session.prepare,
-        run=session.rerun,
-        pinned_source=source_reader(
-            blob_reader(session.root, session.baseline.pins), session.hidden
-        ),
-        tree_bytes=session.candidate.size,
-    )
-
-
-def _start_vacuous(session: _Session, runner: VacuousRunner) -> EarlyMutants | None:
-    """The first vacuous-pass run, beside the main run, for every test that may pass."""
-    if session.setup is None:
-        return None
-    contract, baseline = session.contract, session.baseline
-    candidates = acceptance_nodeids(contract, baseline.fail_to_pass, baseline.collected)
-    candidates += [test.to for test in contract.hidden_tests()]
-    return start_early(contract, runner, candidates)
 
 
 @dataclass
@@ -373,25 +406,14 @@ def _judge(
     """Run the tests in the prepared scratch copy, check the run, evaluate the verdict.
 
     Returns the verdict, the main run and the seconds the main run took (not launcher time)."""
-    runner = _vacuous_runner(session)
-    early = _start_vacuous(session, runner)
-    try:
-        t_before = time.monotonic()
-        run, errors, found = _first_run(session, main)
-        in_run = time.monotonic() - t_before
-        gathered = gathering.result()
-        gathered.errors = errors
-        results, gathered.reruns, more = _after_run(session, main, run, gathered.errors)
-        abnormal = bool(gathered.errors) or run.results is None
-        skip = "the test run ended abnormally" if abnormal else ""
-        vacuous = vacuous_pass_check(
-            session.contract, results, runner, skip_reason=skip, early=early
-        )
-    finally:
-        if early is not None:
-            early.close()
-    gathered.findings += [*found, *more, *vacuous.findings]
-    gathered.checks += vacuous.checks
+    t_before = time.monotonic()
+    run, errors, found, twins = _first_run(session, main)
+    in_run = time.monotonic() - t_before
+    gathered = gathering.result()
+    gathered.errors = errors
+    results, gathered.reruns, more = _after_run(session, main, run, gathered.errors)
+    gathered.findings += [*found, *more]
+    gathered.checks += [twins] if twins is not None else []
     document = evaluate(session.contract, results, _evidence(session, gathered, main, run))
     scrub_quotes(document, session.hidden)  # a quoted hidden line in any message is replaced
     return document, run, in_run

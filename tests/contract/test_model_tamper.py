@@ -20,7 +20,7 @@ HEAD = "version: 1\nid: x\ndod:\n  - {id: a, text: a, tests: [t.py::test_a]}\n"
             "tamper:\n  allow:\n    - {rule: gc_scan, paths: []}\n",
             "7:30: tamper.allow[0].paths: must not be an empty list",
         ),
-        ("tamper:\n  vacuous_pass: {timeout: 0}\n", "6:27: tamper.vacuous_pass.timeout: must be"),
+        ("tamper:\n  twins: {enabled: 1}\n", "6:20: tamper.twins.enabled: expected true or false"),
         ("tamper:\n  alow: []\n", "6:3: tamper.alow: unknown key 'alow'; did you mean 'allow'?"),
     ],
 )
@@ -41,7 +41,7 @@ def test_tamper_section_is_read_into_the_contract(tmp_path) -> None:
     path = tmp_path / "loopcontract.yml"
     path.write_text(
         HEAD + "tamper:\n  allow:\n    - {rule: gc_scan, paths: ['src/dbg/**']}\n"
-        "  vacuous_pass: {timeout: 30, enabled: false}\n",
+        "  twins: {enabled: false}\n",
         "utf-8",
     )
     tamper = load_contract(path).tamper
@@ -49,4 +49,4 @@ def test_tamper_section_is_read_into_the_contract(tmp_path) -> None:
     assert not tamper.allows("gc_scan", "src/x.py") and not tamper.allows(
         "frame_locals", "src/dbg/x.py"
     )
-    assert (tamper.vacuous_timeout, tamper.vacuous_enabled) == (30.0, False)
+    assert tamper.twins_enabled is False

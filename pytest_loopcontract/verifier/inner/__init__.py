@@ -3,22 +3,28 @@
 The isolated launcher copies this package beside the run (as ``_loopcontract_inner``), puts it
 on the child's ``PYTHONPATH`` and loads it with ``-p``, so the project's test environment needs
 only pytest, not pytest-loopcontract. Its settings (where to write the raw results, the nonce,
-the egress policy) come in a JSON file named by ``$LOOP_CONTRACT_INNER``; without that it only
-registers the ``dod`` marker and the ``loop_metric`` fixture. The in-process plugin
-(``pytest --loop-contract``) builds on the same collector.
+the key that signs them, the referee's items, the egress policy) come in a JSON file named by
+``$LOOP_CONTRACT_INNER``. They are read when ``-p`` imports this module, before any conftest or
+test module loads, and then the file is deleted: nothing the code under test can read later
+holds the key or the plan (an xdist worker receives them from the controller). Without
+settings it only registers the ``dod`` marker and the ``loop_metric`` fixture. The in-process
+plugin (``pytest --loop-contract``) builds on the same collector.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
 from collections.abc import Generator
+from hashlib import sha256
 from typing import Any
 
 import pytest
 
 from .collector import ResultCollector, WorkerMarks, loop_metric, write_results
 from .progress import CountWriter
+from .referee import Referee
 from .watch import PatchWatch
 
 __all__ = ["CONFIG_ENV", "EgressReporter", "ResultCollector", "loop_metric", "settings"]
@@ -27,19 +33,55 @@ CONFIG_ENV = "LOOP_CONTRACT_INNER"
 EGRESS_PROPERTY = "loop_egress"
 DOD_MARKER = "dod(item_id): ties this test to a Definition-of-Done item of the contract"
 
-# Taken at import, which ``-p`` makes happen before any conftest or test module loads; only
-# when a launcher started the run (the in-process plugin imports this module too).
-_watch = PatchWatch() if os.environ.get(CONFIG_ENV) else None
+WORKER_KEY = "loopcontract_inner"
 
 
-def settings() -> dict[str, Any] | None:
-    """The launcher's settings for this run, or None when no launcher started it."""
+def _take_settings() -> dict[str, Any] | None:
+    """The launcher's settings, read once and the file deleted (the variable stays: it names a
+    file that no longer exists); None when no launcher started the run."""
     path = os.environ.get(CONFIG_ENV)
     if not path:
         return None
-    with open(path, encoding="utf-8") as fh:
-        loaded = json.load(fh)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            loaded = json.load(fh)
+        os.unlink(path)
+    except (OSError, ValueError):  # an xdist worker: the controller has taken them
+        return None
     return loaded if isinstance(loaded, dict) else None
+
+
+# Taken at import, which ``-p`` makes happen before any conftest or test module loads; only
+# when a launcher started the run (the in-process plugin imports this module too).
+_launched = bool(os.environ.get(CONFIG_ENV))
+_watch = PatchWatch() if _launched else None
+_settings: list[dict[str, Any] | None] = [_take_settings()]
+
+
+def settings(config: pytest.Config | None = None) -> dict[str, Any] | None:
+    """The launcher's settings for this run (on an xdist worker, what the controller passed
+    on), or None when no launcher started it. Handed out once: later calls get None."""
+    if config is not None and hasattr(config, "workerinput"):
+        given = config.workerinput.pop(WORKER_KEY, None)
+        return given if isinstance(given, dict) else None
+    taken, _settings[0] = _settings[0], None
+    return taken
+
+
+def sign(key: bytes, body: bytes) -> bytes:
+    """The results file: the body's HMAC (hex) on the first line, then the body."""
+    return hmac.new(key, body, sha256).hexdigest().encode("ascii") + b"\n" + body
+
+
+class WorkerSettings:
+    """On the controller: hands the settings (minus the results path) to each xdist worker."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = {k: v for k, v in data.items() if k not in ("raw", "count")}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[WORKER_KEY] = self.data
 
 
 class EgressReporter:
@@ -69,31 +111,50 @@ def leftover_egress(config: pytest.Config) -> list[dict[str, Any]]:
 
 
 class LauncherCollector(ResultCollector):
-    """Writes the raw results where the launcher asked; the launcher decides the verdict."""
+    """Writes the signed raw results where the launcher asked; the launcher decides."""
 
-    def __init__(self, config: pytest.Config, raw_path: str, nonce: str) -> None:
+    def __init__(self, config: pytest.Config, raw_path: str, nonce: str, key: bytes) -> None:
         super().__init__(config, nonce)
         self.raw_path = raw_path
+        self._sign = lambda body: sign(key, body)
+        self.referee: Referee | None = None
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         data = self.results(session, exitstatus, leftover_egress(self.config))
-        write_results(self.raw_path, data)
+        if self.referee is not None:
+            data["referee"] = self.referee.report(self.referee_items)
+        write_results(self.raw_path, data, self._sign)
+
+
+def _register_referee(config: pytest.Config, launcher: dict[str, Any]) -> Referee | None:
+    plan = launcher.get("referee")
+    if not isinstance(plan, dict):
+        return None
+    referee = Referee(plan, bytes.fromhex(str(launcher["key"])))
+    config.pluginmanager.register(referee, "loopcontract-referee")
+    return referee
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", DOD_MARKER)
-    launcher = settings()
-    if launcher is None or _watch is None or config.pluginmanager.has_plugin("loopcontract-watch"):
+    if _watch is None or config.pluginmanager.has_plugin("loopcontract-watch"):
+        return
+    launcher = settings(config)
+    if launcher is None:
         return
     config.pluginmanager.register(_watch, "loopcontract-watch")
     if launcher.get("egress") is not None:
         install_egress(config, [str(h) for h in launcher["egress"]])
     if hasattr(config, "workerinput"):
         config.pluginmanager.register(WorkerMarks(), "loopcontract-worker")
+        _register_referee(config, launcher)
         return
-    collector = LauncherCollector(config, str(launcher["raw"]), str(launcher["nonce"]))
+    config.pluginmanager.register(WorkerSettings(launcher), "loopcontract-workers")
+    key = bytes.fromhex(str(launcher["key"]))
+    collector = LauncherCollector(config, str(launcher["raw"]), str(launcher["nonce"]), key)
     config.pluginmanager.register(collector, "loopcontract-collector")
+    collector.referee = _register_referee(config, launcher)
     if launcher.get("count"):  # someone watches: the live count (display only)
         config.pluginmanager.register(CountWriter(str(launcher["count"])), "loopcontract-count")
 

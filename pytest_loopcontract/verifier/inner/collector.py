@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from .names import REFEREE_PROPERTY
 from .watch import WATCH_PROPERTY
 
 __all__ = [
@@ -124,6 +125,7 @@ class ResultCollector:
         self.egress: list[dict[str, Any]] = []
         self.patches: list[dict[str, str]] = []
         self.collected: list[str] = []
+        self.referee_items: list[list[str]] = []
         self.started = time.monotonic()
 
     # -- collection -----------------------------------------------------------------------
@@ -180,6 +182,8 @@ class ResultCollector:
                     ids.append(report.nodeid)
             elif key == KIND_PROPERTY and str(value).startswith("doctest:"):
                 self.doctests[report.nodeid] = str(value)[len("doctest:") :]
+            elif key == REFEREE_PROPERTY and isinstance(value, list):
+                self.referee_items.append([str(v) for v in value])
             elif key == WATCH_PROPERTY and isinstance(value, dict):
                 self.patches.append({str(k): str(v) for k, v in value.items()})
             elif key == EGRESS_PROPERTY and isinstance(value, dict):
@@ -228,15 +232,19 @@ class ResultCollector:
         }
 
 
-def write_results(path: str, data: dict[str, Any]) -> None:
-    """Write-then-rename; ASCII JSON, so lone surrogates in node ids travel as escapes.
+def write_results(
+    path: str, data: dict[str, Any], wrap: Callable[[bytes], bytes] | None = None
+) -> None:
+    """Write-then-rename; ASCII JSON, so lone surrogates in node ids travel as escapes;
+    ``wrap`` (the launcher's signature) is applied to the bytes.
 
     No fsync: the launcher reads the file after this process has ended, from the same page
     cache, and a machine crash ends the verification anyway."""
     target = Path(path)
     tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
-    with tmp.open("w", encoding="ascii") as fh:
-        fh.write(json.dumps(data, ensure_ascii=True, separators=(",", ":")))
+    body = json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    with tmp.open("wb") as fh:
+        fh.write(wrap(body) if wrap is not None else body)
     os.replace(tmp, target)
 
 

@@ -108,8 +108,11 @@ def crosscheck_findings(
     exit_code: int,
     expected: Iterable[str],
     allowed_plugins: Iterable[str],
+    reported: RunResults | None = None,
 ) -> list[Finding]:
-    """What the plugin reported against what the launcher knows independently."""
+    """What the plugin reported against what the launcher knows independently; ``reported``
+    is the run as the process told it (the referee's twins, which fail, still in it), which
+    the exit code must agree with."""
     findings = []
     if results.nonce != nonce:
         findings.append(
@@ -118,7 +121,7 @@ def crosscheck_findings(
                 "the results file does not carry this run's nonce (forged or stale)",
             )
         )
-    findings.extend(_exit_code_findings(results, exit_code))
+    findings.extend(_exit_code_findings(reported or results, exit_code))
     missing, hidden = _unaccounted(results, expected)
     if hidden:
         findings.append(_listing("tests_deselected", "expected tests were deselected", hidden))

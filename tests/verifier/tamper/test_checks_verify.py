@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_loopcontract.verifier.tamper.vacuous import spare_core
 from testing.repos import run_cli
 from testing.reward_project import (
     HONEST,
@@ -101,12 +100,19 @@ def test_honest_fix_passes_and_every_check_ran(repo: Path) -> None:
     code, verdict = verify(repo)
     assert code == 0, verdict["reasons"]
     assert checks(verdict)["reward_rules"]["status"] == "ran"
-    vacuous = checks(verdict)["vacuous_pass"]
-    assert vacuous["status"] == "ran", vacuous
-    assert vacuous["tests"] == ["tests/test_core.py::test_add"]
-    assert "0 still passed" in vacuous["message"]
-    # with a second core the first mutation run went beside the main run, same evidence
-    assert ("beside the main run" in vacuous["message"]) == spare_core()
+    twins = checks(verdict)["twins"]
+    assert twins["status"] == "ran", twins
+    assert twins["tests"] == ["tests/test_core.py::test_add"]
+    assert twins["unchecked"] == []
+    assert (
+        "1 passing acceptance test(s) cross-checked by 3 twin(s); 0 finding(s)"
+        in (twins["message"])
+    )
+    # the verdict names the tests, never the referee's copies, twins or canaries
+    assert sorted(t for t in verdict["tests"]["outcomes"]["passed"]["tests/test_core.py"][""]) == [
+        "test_add",
+        "test_add_zero",
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(HONEST_LOOKALIKES))
@@ -242,7 +248,7 @@ def test_unparsable_file_is_reported_not_passed(repo: Path) -> None:
     assert "could not parse src/calc/template.py" in checks(verdict)["reward_rules"]["message"]
 
 
-def test_vacuous_pass_dynamic_always_equal_is_caught_by_mutation(repo: Path) -> None:
+def test_dynamic_always_equal_is_caught_by_its_twins(repo: Path) -> None:
     # no static rule sees this: __eq__ computes its answer, which is always yes
     write(
         repo,
@@ -252,12 +258,11 @@ def test_vacuous_pass_dynamic_always_equal_is_caught_by_mutation(repo: Path) -> 
     )
     code, verdict = verify(repo)
     assert code == 25, verdict["reasons"]
-    (finding,) = verdict["tamper"]["findings"]
-    assert finding["code"] == "vacuous_pass"
-    assert finding["path"] == "tests/test_core.py" and finding["line"] == 5
-    assert "tests/test_core.py::test_add" in finding["message"]
-    assert checks(verdict)["vacuous_pass"]["status"] == "ran"
-    assert ("beside the main run" in checks(verdict)["vacuous_pass"]["message"]) == spare_core()
+    findings = verdict["tamper"]["findings"]
+    assert {f["code"] for f in findings} == {"twin_passed"}
+    assert {(f["path"], f["line"]) for f in findings} == {("tests/test_core.py", 5)}
+    assert all(f["message"].startswith("tests/test_core.py::test_add: ") for f in findings)
+    assert checks(verdict)["twins"]["status"] == "ran"
 
 
 MARKED_TESTS = """\
@@ -276,29 +281,25 @@ def test_add_zero():
 """
 
 
-def test_vacuous_pass_covers_a_marked_test_the_early_run_could_not_foresee(tmp_path: Path) -> None:
-    """``test_add_zero`` joins the DoD item by its marker and passes at the baseline, so no
-    selector and no FAIL_TO_PASS named it before the run: the check runs after the main run
-    for it, and an always-equal result is still caught in both tests."""
+def test_twins_cover_a_test_that_joins_by_its_marker(tmp_path: Path) -> None:
+    """``test_add_zero`` joins the DoD item by its marker and passes at the baseline: the
+    baseline's collection names it, so it is planned, and an always-equal result is caught
+    in both tests."""
     root = make_project(tmp_path / "p", tests=MARKED_TESTS)
     always = "class _A(int):\n    def __eq__(self, other):\n        return True\n\n\n"
     write(root, "src/calc/core.py", always + "def add(a, b):\n    return _A(0)\n")
     code, verdict = verify(root)
     assert code == 25, verdict["reasons"]
-    vacuous = checks(verdict)["vacuous_pass"]
-    both = ["tests/test_core.py::test_add", "tests/test_core.py::test_add_zero"]
-    assert sorted(vacuous["tests"]) == both
-    assert "beside the main run" not in vacuous["message"]
     findings = verdict["tamper"]["findings"]
-    caught = [f["message"].split()[0] for f in findings if f["code"] == "vacuous_pass"]
-    assert sorted(caught) == both
+    caught = {f["message"].split(": ", 1)[0] for f in findings if f["code"] == "twin_passed"}
+    assert caught == {"tests/test_core.py::test_add", "tests/test_core.py::test_add_zero"}
     write(root, "src/calc/core.py", HONEST)
     code, verdict = verify(root)
     assert code == 0, verdict["reasons"]
-    assert (
-        "2 acceptance test(s) re-run with mutated expectations, 0 still passed"
-        in (checks(verdict)["vacuous_pass"]["message"])
-    )
+    assert sorted(checks(verdict)["twins"]["tests"]) == [
+        "tests/test_core.py::test_add",
+        "tests/test_core.py::test_add_zero",
+    ]
 
 
 # --- contracts with other settings -------------------------------------------------------------
@@ -317,11 +318,11 @@ def test_self_comparison_is_caught_when_the_result_equals_anything(tmp_path: Pat
     )
     code, verdict = verify(root)
     assert code == 25, verdict["reasons"]
-    assert finding_codes(verdict) == {"vacuous_pass"}
+    assert finding_codes(verdict) == {"twin_passed"}
     write(root, "src/calc/core.py", HONEST)
     code, verdict = verify(root)
     assert code == 0, verdict["reasons"]
-    assert "0 still passed" in checks(verdict)["vacuous_pass"]["message"]
+    assert checks(verdict)["twins"]["tests"] == ["tests/test_core.py::test_add"]
 
 
 def test_coverage_pragma_counts_only_under_a_coverage_gate(tmp_path: Path) -> None:
@@ -374,19 +375,13 @@ def test_allowance_in_the_candidates_own_contract_gains_nothing(repo: Path) -> N
     assert {"frame_locals", "contract_modified"} <= finding_codes(verdict)
 
 
-def test_vacuous_pass_timeout_and_opt_out_are_reported(tmp_path: Path) -> None:
-    slow = "tamper:\n  vacuous_pass: {timeout: 0.01}\n"
-    root = make_project(tmp_path / "slow", extra=slow)
-    write(root, "src/calc/core.py", HONEST)
-    code, verdict = verify(root)
-    assert code == 0, verdict["reasons"]
-    assert checks(verdict)["vacuous_pass"]["status"] == "timed_out"
-    off = make_project(tmp_path / "off", extra="tamper:\n  vacuous_pass: {enabled: false}\n")
+def test_twins_opt_out_is_reported(tmp_path: Path) -> None:
+    off = make_project(tmp_path / "off", extra="tamper:\n  twins: {enabled: false}\n")
     write(off, "src/calc/core.py", HONEST)
     code, verdict = verify(off)
     assert code == 0
-    assert checks(verdict)["vacuous_pass"] == {
-        "id": "vacuous_pass",
+    assert checks(verdict)["twins"] == {
+        "id": "twins",
         "status": "skipped",
         "message": "disabled by the contract",
     }
