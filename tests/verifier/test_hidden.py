@@ -45,7 +45,7 @@ def test_add_more():
 """
 
 # Fits the visible test only: no branch on its input, so no reward rule sees it, and the
-# visible expectation mutated (42 -> 43) fails, so the vacuous-pass check sees nothing either.
+# visible test's twins (43, a fresh object, a raise) fail, so the outcome checks see nothing either.
 VISIBLE_ONLY = "def add(a, b):\n    return 42\n"
 
 
@@ -163,8 +163,8 @@ def test_honest_fix_passes_with_the_hidden_test_counted(repo: Path) -> None:
     code, verdict = verify(repo)
     assert code == 0, verdict["reasons"]
     assert dod_tests(verdict) == {"tests/test_core.py::test_add": "passed", HIDDEN_ID: "passed"}
-    vacuous = {c["id"]: c for c in verdict["tamper"]["checks"]}["vacuous_pass"]
-    assert vacuous["status"] == "ran" and HIDDEN_ID in vacuous["tests"], vacuous
+    twins = {c["id"]: c for c in verdict["tamper"]["checks"]}["twins"]
+    assert twins["status"] == "ran" and HIDDEN_ID in twins["tests"], twins
     assert not (repo / "tests/test_hidden_add.py").exists()
     record = json.loads((repo / ".loop-contract/baseline.json").read_text("utf-8"))
     (kept,) = record["extra"]["hidden"]

@@ -141,6 +141,8 @@ class Referee:
             cls = _unittest_copy_class()
             made = cls.from_parent(item.parent, name=name, callobj=function)
             made._lc_method, made._lc_function = item.originalname, function
+            made._obj = None  # both made again when it runs, from the two lines above
+            del made._instance
             return made
         if getattr(item, "cls", None) is not None:
             function = types.MethodType(function, item.parent.newinstance())
