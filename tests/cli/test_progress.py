@@ -171,8 +171,10 @@ def test_done_shows_the_verification_it_runs_and_quiet_hides_it(
 def test_a_candidate_that_writes_its_own_count_moves_the_bar_and_nothing_else(
     tmp_path: Path,
 ) -> None:
-    """The cheat: code under test finds the count file and claims every test ran. The bar
-    shows the claim (display only); the verdict still comes from the verified records."""
+    """The cheat: code under test looks for the count file through the verifier's settings to
+    claim every test ran. The settings file is deleted once the injected plugin has read it
+    (before any project code loads), so the cheat finds nothing, and the verdict still comes
+    from the verified records."""
     repo = make_repo(tmp_path / "mini")
     assert run_piped(repo, "baseline", "-q").returncode == 0
     spoof = (
@@ -186,13 +188,10 @@ def test_a_candidate_that_writes_its_own_count_moves_the_bar_and_nothing_else(
     core = repo / "src/mini/core.py"
     core.write_text(spoof + core.read_text("utf-8"), "utf-8")  # triple() still wrong
     shown = run_piped(repo, "verify")
-    assert "loop-contract verify: 9999/9999 tests run" in shown.stderr  # the claim, shown
-    # ... and believed by nothing else: the test still failed (and reading the verifier's
-    # settings from the environment is itself a finding)
+    assert "9999/9999" not in shown.stderr
+    # reading the verifier's settings from the environment is itself a finding
     assert shown.returncode == 25, shown.stdout
-    assert (
-        "[ ] triple" in shown.stdout and "failed: tests/test_core.py::test_triple" in shown.stdout
-    )
+    assert "[ ] triple" in shown.stdout
 
 
 # -- the pure parts ---------------------------------------------------------------------------

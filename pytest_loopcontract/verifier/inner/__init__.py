@@ -156,7 +156,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(collector, "loopcontract-collector")
     collector.referee = _register_referee(config, launcher)
     if launcher.get("count"):  # someone watches: the live count (display only)
-        config.pluginmanager.register(CountWriter(str(launcher["count"])), "loopcontract-count")
+        extra = collector.referee.extra if collector.referee is not None else set()
+        writer = CountWriter(str(launcher["count"]), extra)
+        config.pluginmanager.register(writer, "loopcontract-count")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Collection
 
 import pytest
 
@@ -23,7 +24,8 @@ _WIDTH = 12
 class CountWriter:
     """Counts finished tests on the controller and rewrites the count file now and then."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, skip: Collection[str] = ()) -> None:
+        self.skip = skip  # the referee's twins and canaries: not tests the verdict counts
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         self.done = 0
         self.total: int | None = None
@@ -36,11 +38,11 @@ class CountWriter:
         self.next_write = time.monotonic() + INTERVAL
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.total = len(session.items)
+        self.total = sum(1 for item in session.items if item.nodeid not in self.skip)
         self._write()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "teardown":
+        if report.when != "teardown" or report.nodeid in self.skip:
             return
         self.done += 1
         if time.monotonic() >= self.next_write:
