@@ -490,10 +490,9 @@ from pytest_loopcontract.verifier import diff_evidence as _diff
 from pytest_loopcontract.verifier import runner as _runner
 from pytest_loopcontract.verifier import verify as _verify
 from pytest_loopcontract.verifier.tamper.checks import RewardChecks
-from pytest_loopcontract.verifier.tamper.twins import TwinPlan
 
 _diff.launcher_static_checks = lambda *a, **k: RewardChecks()
-_verify._plan = lambda *a, **k: TwinPlan()
+_verify._plan = lambda *a, **k: None
 _inject = _runner.inject_inner
 _WATCH_OFF = (
     "\nPatchWatch.check = lambda self, when: None\n"

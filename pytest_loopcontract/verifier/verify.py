@@ -216,12 +216,12 @@ class _MainRun:
     coverage_data: Path | None  # where coverage.py writes, when a measured gate needs it
 
 
-def _plan(session: _Session) -> TwinPlan:
+def _plan(session: _Session) -> TwinPlan | None:
     """The referee's copies and twins of every acceptance test that may run, from the pinned
-    bytes (and the hidden tests'); empty when the contract turns twins off."""
+    bytes (and the hidden tests'); None when the contract turns twins off."""
     contract, baseline = session.contract, session.baseline
     if not contract.tamper.twins_enabled:
-        return TwinPlan()
+        return None
     acceptance = acceptance_nodeids(contract, baseline.fail_to_pass, baseline.collected)
     scored = {item.id for item in contract.scored_dod()}
     marks = dict(baseline.extra.get("dod_marks") or {})
@@ -232,11 +232,13 @@ def _plan(session: _Session) -> TwinPlan:
 
 
 def _referee(
-    run: PytestRun, plan: TwinPlan, contract: Contract
+    run: PytestRun, plan: TwinPlan | None, contract: Contract
 ) -> tuple[PytestRun, list[Finding], dict[str, Any]]:
     """The run with the referee's items judged and folded back, and the ``twins`` check."""
+    if plan is None:
+        return run, [], check_record("twins", "skipped", "disabled by the contract")
     if not plan.functions:
-        why = "disabled by the contract" if not plan.notes else "; ".join(plan.notes)
+        why = "; ".join(plan.notes) or "no acceptance test to twin"
         return run, [], check_record("twins", "skipped", why)
     if run.results is None:
         return run, [], check_record("twins", "not_run", "the run gave no results")
@@ -290,7 +292,7 @@ def _first_run(
         egress=contract.egress_allow,
         frozen=session.frozen,
         count_tests=True,
-        referee=plan.settings() if plan.functions else None,
+        referee=plan.settings() if plan is not None and plan.functions else None,
     )
     observe.phase("checking the run")
     run, twin_findings, record = _referee(run, plan, contract)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import hmac
+import itertools
 import random
 import types
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +28,8 @@ from hashlib import sha256
 from typing import Any
 
 import pytest
+from _pytest.assertion.rewrite import rewrite_asserts
+from _pytest.unittest import TestCaseFunction
 
 from .names import CANARIES, CANARY_FAIL, CANARY_PASS, COPY, REFEREE_PROPERTY, item_name
 
@@ -43,8 +46,6 @@ def _compile(
     else:
         source = "\n" * (start - 1) + text
     tree = ast.parse(source, path)
-    from _pytest.assertion.rewrite import rewrite_asserts
-
     rewrite_asserts(tree, source.encode("utf-8"), None, config)
     namespace: dict[str, Any] = {}
     exec(compile(tree, path, "exec"), vars(module), namespace)
@@ -57,26 +58,23 @@ def _compile(
     return function  # type: ignore[no-any-return]
 
 
-def _unittest_copy_class() -> Any:
-    from _pytest.unittest import TestCaseFunction
+class _RefereeCase(TestCaseFunction):
+    """A unittest method the referee compiled: the TestCase is built for the method that
+    exists, then runs the compiled one under this item's name."""
 
-    class RefereeCase(TestCaseFunction):
-        """A unittest method the referee compiled: the TestCase is built for the method that
-        exists, then runs the compiled one under this item's name."""
+    _lc_method = ""
+    _lc_function: Callable[..., Any] | None = None
 
-        _lc_method = ""
-        _lc_function: Callable[..., Any] | None = None
+    def _getinstance(self) -> Any:
+        case = self.parent.obj(self._lc_method)  # type: ignore[union-attr]
+        case._testMethodName = self.name
+        return case
 
-        def _getinstance(self) -> Any:
-            case = self.parent.obj(self._lc_method)  # type: ignore[union-attr]
-            case._testMethodName = self.name
-            return case
+    def _getobj(self) -> Any:
+        return types.MethodType(self._lc_function, self.instance)  # type: ignore[arg-type]
 
-        def _getobj(self) -> Any:
-            return types.MethodType(self._lc_function, self.instance)  # type: ignore[arg-type]
 
-    RefereeCase.__name__ = RefereeCase.__qualname__ = "TestCaseFunction"
-    return RefereeCase
+_RefereeCase.__name__ = _RefereeCase.__qualname__ = "TestCaseFunction"
 
 
 class Referee:
@@ -91,7 +89,8 @@ class Referee:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[Any]) -> None:
-        added: list[tuple[Any, list[Any], int]] = []  # (copy, its twins, its first line)
+        added: list[tuple[Any, int]] = []  # (copy, its first line)
+        twins_of: dict[int, list[Any]] = {}  # id of a copy: its twins
         for index, item in enumerate(items):
             spec = self._spec(item)
             if spec is None:
@@ -102,12 +101,11 @@ class Referee:
                 self.errors.append(f"{item.nodeid}: {type(exc).__name__}: {exc}")
                 continue
             items[index] = copy
-            added.append((copy, twins, int(spec["start"])))
-        for copy, twins, _ in added:
-            for twin in twins:
-                self._insert_after(items, copy, twin)
+            added.append((copy, int(spec["start"])))
+            twins_of[id(copy)] = twins
         if added:
-            self._add_canaries(config, items, [(copy, start) for copy, _, start in added])
+            self._place_twins(items, twins_of)
+            self._add_canaries(config, items, added)
 
     def _spec(self, item: Any) -> Mapping[str, Any] | None:
         path, _, rest = item.nodeid.partition("::")
@@ -137,11 +135,8 @@ class Referee:
         function = _compile(text, start, item.originalname, item.module, str(item.path), config)
         callspec = getattr(item, "callspec", None)
         params = f"[{callspec.id}]" if callspec is not None and callspec._idlist else ""
-        from _pytest.unittest import TestCaseFunction
-
         if isinstance(item, TestCaseFunction):
-            cls = _unittest_copy_class()
-            made = cls.from_parent(item.parent, name=name, callobj=function)
+            made = _RefereeCase.from_parent(item.parent, name=name, callobj=function)
             made._lc_method, made._lc_function = item.originalname, function
             made._obj = None  # both made again when it runs, from the two lines above
             del made._instance
@@ -157,14 +152,17 @@ class Referee:
             fixtureinfo=item._fixtureinfo,
         )
 
-    def _insert_after(self, items: list[Any], copy: Any, twin: Any) -> None:
-        """Somewhere after ``copy`` among the items of its module (the real test sees the
-        order it saw at baseline; a twin runs after it)."""
-        module = copy.getparent(pytest.Module)
-        first = last = items.index(copy) + 1
-        while last < len(items) and items[last].getparent(pytest.Module) is module:
-            last += 1
-        items.insert(self.rng.randint(first, last), twin)
+    def _place_twins(self, items: list[Any], twins_of: Mapping[int, list[Any]]) -> None:
+        """Each copy's twins at random places after it among its module's items (the real
+        test sees the order it saw at baseline); one pass over the items, module by module."""
+        placed: list[Any] = []
+        for _, group in itertools.groupby(items, key=lambda i: i.getparent(pytest.Module)):
+            block = list(group)
+            for copy in [i for i in block if id(i) in twins_of]:
+                for twin in twins_of[id(copy)]:
+                    block.insert(self.rng.randint(block.index(copy) + 1, len(block)), twin)
+            placed += block
+        items[:] = placed
 
     def _add_canaries(
         self, config: pytest.Config, items: list[Any], copies: Sequence[tuple[Any, int]]
