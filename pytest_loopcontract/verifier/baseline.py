@@ -41,6 +41,7 @@ from pytest_loopcontract.verifier.hidden import (
 from pytest_loopcontract.verifier.referee import referee_paths
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.stability import outcome_changes, repeat_runs
+from pytest_loopcontract.verifier.suite_writes import stamp_tree, suite_writes
 from pytest_loopcontract.verifier.tamper.pins import protected_paths
 from pytest_loopcontract.verifier.workspace import (
     DEFAULT_PROTECT,
@@ -122,6 +123,7 @@ class _BaseRuns:
     run: PytestRun
     again: PytestRun
     repeats: list[PytestRun]
+    written: dict[str, str]  # files of the tree the suite itself wrote (see suite_writes)
 
 
 def _run_base(
@@ -158,7 +160,9 @@ def _run_base(
         write_pinned(root, scratch, included)
         write_hidden(scratch, hidden)
         observe.phase("running the tests at the base commit")
+        stamps = stamp_tree(scratch)
         first = run(contract.pytest.args, count=True)
+        written = suite_writes(scratch, stamps, {p: e.blob for p, e in base.files.items()})
         # A second collection: ids computed at collection time (the clock, a random value, a
         # temporary path) differ between the two and can never be expected again.
         observe.phase("collecting again (ids that change between runs)")
@@ -170,7 +174,7 @@ def _run_base(
         keep(scratch, StateDir.of(root).bytecode)
     finally:
         remove_tree(scratch)
-    return _BaseRuns(first, again, repeats)
+    return _BaseRuns(first, again, repeats, written)
 
 
 def _usable_results(runs: _BaseRuns, python: str) -> RunResults:
@@ -300,6 +304,7 @@ def take_baseline(
             "module_origins": dict(results.module_origins),
             "unstable": sets.unstable,
             "included": {p: pin._asdict() for p, pin in included.items()},
+            "suite_writes": runs.written,
             **({"hidden": hidden_record(hidden, outcomes)} if hidden else {}),
         },
     )

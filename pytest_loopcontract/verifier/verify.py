@@ -48,6 +48,7 @@ from pytest_loopcontract.verifier.runner import PytestRun, RunSetup, prepare_run
 from pytest_loopcontract.verifier.sandbox import PROCESS, SandboxUnavailable
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
 from pytest_loopcontract.verifier.stale import stale_baseline, stale_verdict
+from pytest_loopcontract.verifier.suite_writes import CONTENT
 from pytest_loopcontract.verifier.tamper.checks import (
     acceptance_nodeids,
     blob_reader,
@@ -136,9 +137,26 @@ class _Session:
         return list(dict.fromkeys(paths))
 
     @property
+    def suite_writes(self) -> dict[str, str]:
+        """Files the unchanged suite wrote at baseline (see :mod:`.suite_writes`)."""
+        return dict(self.baseline.extra.get("suite_writes") or {})
+
+    @property
     def frozen(self) -> list[str]:
-        """Read-only in every sandboxed run: the referee's files and their ``__pycache__``."""
-        return [*self.referee, *sealed_folders(self.referee)]
+        """Read-only in every sandboxed run: the referee's files and their ``__pycache__``,
+        except the files the suite itself wrote at baseline."""
+        written = self.suite_writes
+        return [
+            *(p for p in self.referee if p not in written),
+            *sealed_folders(self.referee),
+        ]
+
+    @property
+    def hashed(self) -> list[str]:
+        """Checked unchanged after the run: the referee's files but those whose bytes the
+        suite itself rewrote at baseline."""
+        written = self.suite_writes
+        return [p for p in self.referee if written.get(p) != CONTENT]
 
     def prepare(self, dest: Path) -> None:
         """Build a scratch copy of the candidate with the referee restored and hidden tests in."""
@@ -277,7 +295,7 @@ def _first_run(
         return PytestRun(None, None, refusal.message, "", 0.0, False), [refusal], [], None
     plan = _plan(session)
     scratch = main.scratch
-    referee = referee_digests(scratch, session.frozen)
+    referee = referee_digests(scratch, session.hashed)
     observe.phase("running the tests")
     run = run_pytest(
         scratch,
