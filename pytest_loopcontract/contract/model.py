@@ -101,6 +101,9 @@ class TamperSettings(NamedTuple):
 
     allow: tuple[TamperAllow, ...] = ()
     twins_enabled: bool = True
+    # every passing acceptance test must be cross-checked by its twins; one that is not makes
+    # the verdict an error instead of a line in the ``twins`` check
+    twins_required: bool = False
 
     def allows(self, rule: str, path: str) -> bool:
         return any(a.rule == rule and matches_any(path, a.paths) for a in self.allow)
@@ -390,4 +393,5 @@ def _tamper(raw: Mapping[str, Any]) -> TamperSettings:
             TamperAllow(str(a["rule"]), _strings(a.get("paths"))) for a in raw.get("allow") or ()
         ),
         twins_enabled=bool(twins.get("enabled", True)),
+        twins_required=bool(twins.get("require", False)),
     )

@@ -61,6 +61,9 @@ class RunResults:
     # the run carried no referee section at all
     referee_items: list[tuple[str, str, str]] | None = None
     referee_errors: list[str] = field(default_factory=list)
+    # names of an acceptance test's module bound otherwise than its pinned source binds them:
+    # (what it stands for, the name, what it is bound to instead, when it was seen)
+    referee_rebound: list[tuple[str, str, str, str]] = field(default_factory=list)
     pytest_exitstatus: int | None = None
     testsfailed: int = 0
     testscollected: int = 0
@@ -74,8 +77,13 @@ class RunResults:
         data["tests"] = [t._asdict() for t in self.tests]
         data["metrics"] = [m._asdict() for m in self.metrics]
         items, errors = data.pop("referee_items"), data.pop("referee_errors")
+        rebound = data.pop("referee_rebound")
         if items is not None:
-            data["referee"] = {"items": [list(i) for i in items], "errors": errors}
+            data["referee"] = {
+                "items": [list(i) for i in items],
+                "errors": errors,
+                "rebound": [list(r) for r in rebound],
+            }
         return data
 
     @classmethod
@@ -123,6 +131,7 @@ class RunResults:
                 referee_errors=[
                     str(e) for e in _seq(dict(data.get("referee") or {}).get("errors"))
                 ],
+                referee_rebound=_rebound(data.get("referee")),
                 pytest_exitstatus=(
                     None
                     if data.get("pytest_exitstatus") is None
@@ -144,6 +153,14 @@ def _referee_items(section: Any) -> list[tuple[str, str, str]] | None:
         nodeid, of, kind = _seq(entry)
         items.append((str(nodeid), str(of), str(kind)))
     return items
+
+
+def _rebound(section: Any) -> list[tuple[str, str, str, str]]:
+    out = []
+    for entry in _seq(dict(section or {}).get("rebound")):
+        of, name, instead, when = _seq(entry)
+        out.append((str(of), str(name), str(instead), str(when)))
+    return out
 
 
 def _seq(value: Any) -> Sequence[Any]:

@@ -322,8 +322,26 @@ def _first_run(
         run.output_tail,
         contract.pytest.timeout,
     )
+    if contract.tamper.twins_required and (missing := _not_cross_checked(record, plan)):
+        errors.append(missing)
     findings = [*run_findings(run, baseline, session.candidate.files), *twin_findings]
     return run, errors, [*findings, *referee_changes(scratch, referee)], record
+
+
+def _not_cross_checked(record: dict[str, Any], plan: TwinPlan | None) -> Reason | None:
+    """``tamper.twins.require``: the error when an acceptance test went unchecked, or the
+    plan had nothing it could twin."""
+    if plan is None:
+        return None  # twins disabled: the contract said so itself
+    unchecked = list(record.get("unchecked") or [])
+    if record.get("status") == "ran" and not unchecked:
+        return None
+    shown = ", ".join(unchecked[:5]) or record.get("message", "")
+    return Reason(
+        "twins_unchecked",
+        f"tamper.twins.require: acceptance tests not cross-checked by twins: {shown}; a test "
+        "whose assertions the referee cannot mutate needs another check (hidden tests, review)",
+    )
 
 
 def _rerun_flaky(

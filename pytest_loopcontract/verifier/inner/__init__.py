@@ -123,7 +123,7 @@ class LauncherCollector(ResultCollector):
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         data = self.results(session, exitstatus, leftover_egress(self.config))
         if self.referee is not None:
-            data["referee"] = self.referee.report(self.referee_items)
+            data["referee"] = self.referee.report(self.referee_items, self.referee_rebound)
         write_results(self.raw_path, data, self._sign)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from .names import REFEREE_PROPERTY
+from .names import REBOUND_PROPERTY, REFEREE_PROPERTY
 from .watch import WATCH_PROPERTY
 
 __all__ = [
@@ -126,6 +126,7 @@ class ResultCollector:
         self.patches: list[dict[str, str]] = []
         self.collected: list[str] = []
         self.referee_items: list[list[str]] = []
+        self.referee_rebound: list[list[str]] = []
         self.started = time.monotonic()
 
     # -- collection -----------------------------------------------------------------------
@@ -184,6 +185,8 @@ class ResultCollector:
                 self.doctests[report.nodeid] = str(value)[len("doctest:") :]
             elif key == REFEREE_PROPERTY and isinstance(value, list):
                 self.referee_items.append([str(v) for v in value])
+            elif key == REBOUND_PROPERTY and isinstance(value, list):
+                self.referee_rebound.append([str(v) for v in value])
             elif key == WATCH_PROPERTY and isinstance(value, dict):
                 self.patches.append({str(k): str(v) for k, v in value.items()})
             elif key == EGRESS_PROPERTY and isinstance(value, dict):

@@ -7,11 +7,22 @@ from __future__ import annotations
 import hmac
 from hashlib import sha256
 
-__all__ = ["CANARIES", "CANARY_FAIL", "CANARY_PASS", "COPY", "REFEREE_PROPERTY", "item_name"]
+__all__ = [
+    "CANARIES",
+    "CANARY_FAIL",
+    "CANARY_PASS",
+    "COPY",
+    "REBOUND_PROPERTY",
+    "REFEREE_PROPERTY",
+    "item_name",
+]
 
 # On each item of the referee: [its node id, what it stands for, kind:index]. It travels on the
 # item's reports, so the controller learns it from xdist workers too.
 REFEREE_PROPERTY = "loop_referee"
+# On a copy whose test module's names no longer mean what the pinned source binds them to:
+# [what it stands for, the name, what it is bound to instead, when it was seen].
+REBOUND_PROPERTY = "loop_referee_rebound"
 
 COPY = "copy"
 CANARY_PASS = "canary-pass"

@@ -8,6 +8,8 @@ and its twins' lines (see ``verifier/tamper/mutation.py``). After collection thi
   (so a test module rewritten in memory, by an import hook say, is not what runs), and adds
   the twins of each copy at random places after it in its module: every twin must fail;
 - adds canaries, tests that must pass and tests that must fail, at random places;
+- checks that each acceptance test's module still binds its global names as its pinned source
+  says (``namespace.py``), after collection and around each copy's call;
 - names all of them ``test_<mac>``: the launcher's key over what each stands for, so nothing
   in the process tells a copy from a twin by its name, and nothing but the launcher can name
   one (a forged results file cannot invent a twin that failed).
@@ -31,7 +33,16 @@ import pytest
 from _pytest.assertion.rewrite import rewrite_asserts
 from _pytest.unittest import TestCaseFunction
 
-from .names import CANARIES, CANARY_FAIL, CANARY_PASS, COPY, REFEREE_PROPERTY, item_name
+from .names import (
+    CANARIES,
+    CANARY_FAIL,
+    CANARY_PASS,
+    COPY,
+    REBOUND_PROPERTY,
+    REFEREE_PROPERTY,
+    item_name,
+)
+from .namespace import rebound
 
 __all__ = ["Referee"]
 
@@ -82,6 +93,8 @@ class Referee:
 
     def __init__(self, plan: Mapping[str, Any], key: bytes) -> None:
         self.files: Mapping[str, Mapping[str, Any]] = plan.get("files") or {}
+        self.bindings: Mapping[str, Sequence[Sequence[Any]]] = plan.get("bindings") or {}
+        self.copies: dict[str, str] = {}  # a copy's node id: the acceptance test it stands for
         self.key = key
         self.errors: list[str] = []
         self.extra: set[str] = set()  # the twins' and canaries' node ids (the live count skips)
@@ -103,9 +116,40 @@ class Referee:
             items[index] = copy
             added.append((copy, int(spec["start"])))
             twins_of[id(copy)] = twins
+            self.copies[copy.nodeid] = item.nodeid
+            self._check_names(copy, "after collection")
         if added:
             self._place_twins(items, twins_of)
             self._add_canaries(config, items, added)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Any:
+        """Before any fixture runs: a fixture that patches its own module's names (with
+        ``monkeypatch``, undone at teardown) is the suite's business, not a rebinding."""
+        if item.nodeid in self.copies:
+            self._check_names(item, "before it ran")
+        return (yield)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        """After every finalizer, before the teardown report (which carries the tags)."""
+        try:
+            return (yield)
+        finally:
+            if item.nodeid in self.copies:
+                self._check_names(item, "after it ran")
+
+    def _check_names(self, copy: Any, when: str) -> None:
+        """Tag ``copy`` with each global name of its module bound otherwise than the pinned
+        source binds it (the first sighting per name)."""
+        bindings = self.bindings.get(copy.nodeid.split("::", 1)[0])
+        if not bindings:
+            return
+        seen = {v[1] for k, v in copy.user_properties if k == REBOUND_PROPERTY}
+        for name, instead in rebound(copy.module, bindings):
+            if name not in seen:
+                of = self.copies[copy.nodeid]
+                copy.user_properties.append((REBOUND_PROPERTY, [of, name, instead, when]))
 
     def _spec(self, item: Any) -> Mapping[str, Any] | None:
         path, _, rest = item.nodeid.partition("::")
@@ -181,9 +225,10 @@ class Referee:
             self.extra.add(canary.nodeid)
             items.insert(self.rng.randint(0, len(items)), canary)
 
-    def report(self, items: list[list[str]]) -> dict[str, Any]:
-        """The referee's section of the results: ``items`` as the reports carried them."""
-        return {"items": items, "errors": self.errors}
+    def report(self, items: list[list[str]], rebound: list[list[str]]) -> dict[str, Any]:
+        """The referee's section of the results: ``items`` and ``rebound`` names as the
+        reports carried them."""
+        return {"items": items, "errors": self.errors, "rebound": rebound}
 
 
 def _tag(item: Any, of: str, label: str, original: Any = None) -> None:

@@ -27,7 +27,13 @@ from pytest_loopcontract.verdict import Finding
 from pytest_loopcontract.verifier import gates
 from pytest_loopcontract.verifier.baseline import BaselineRecord
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
-from pytest_loopcontract.verifier.tamper.literals import Expectation, expectations, literal_hits
+from pytest_loopcontract.verifier.tamper.literals import (
+    Expectation,
+    data_literal_hits,
+    expectations,
+    is_documentation,
+    literal_hits,
+)
 from pytest_loopcontract.verifier.tamper.rules import (
     RULES,
     RuleHit,
@@ -142,7 +148,10 @@ def static_checks(
     hits: list[RuleHit] = []
     scanned = 0
     for path, lines in sorted(changed_lines.items()):
-        if not path.endswith(".py") or skip_path(path):
+        if skip_path(path):
+            continue
+        if not path.endswith(".py"):
+            hits += _data_hits(path, lines, candidate_source, baseline_source, pairs)
             continue
         data = candidate_source(path)
         if data is None:
@@ -165,6 +174,32 @@ def static_checks(
         message += f"; could not parse {', '.join(unparsed)} (a person must look)"
     out.checks.append(check_record("reward_rules", status, "; ".join([message, *notes])))
     return out
+
+
+DATA_LIMIT = 1 << 20  # larger files are not read as text for the tests' literals
+
+
+def _data_hits(
+    path: str,
+    lines: frozenset[int],
+    candidate_source: Callable[[str], bytes | None],
+    baseline_source: Callable[[str], bytes | None],
+    pairs: Sequence[Expectation],
+) -> list[RuleHit]:
+    """``test_literal_data`` on a changed data file's added lines; binary files, large ones,
+    documentation and test files are not read."""
+    if not pairs or is_test_path(path) or is_documentation(path):
+        return []
+    texts = []
+    for source in (candidate_source, baseline_source):
+        data = source(path) or b""
+        if len(data) > DATA_LIMIT or b"\0" in data:
+            return []
+        texts.append(data.decode("utf-8", "replace"))
+    now, before = texts
+    found = data_literal_hits(path, now, pairs, lines)
+    everything = range(1, before.count("\n") + 2)
+    return new_hits(found, data_literal_hits(path, before, pairs, everything), lines)
 
 
 def _sort_hits(

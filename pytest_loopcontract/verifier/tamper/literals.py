@@ -18,6 +18,9 @@ The precise rule, so that honest code that happens to share a constant with a te
 4. ``test_literal_table`` (evidence): a dict display on an added line maps a distinctive input
    of a pair to that pair's expected value. Lookup tables are honest code too, so a person
    decides.
+5. ``test_literal_data`` (evidence): the added lines of a data file of the diff (``.txt``,
+   ``.json``, ``.yaml``..., documentation left out) spell a distinctive input of a pair and its
+   distinctive expected value: a special case kept where the code rules never read.
 
 A constant that appears alone (only the input, only the expected value, or the two in
 different places) is not a finding. Pure: source text in, hits out.
@@ -27,6 +30,8 @@ from __future__ import annotations
 
 import ast
 import itertools
+import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +46,14 @@ from pytest_loopcontract.verifier.tamper.inputs import (
 )
 from pytest_loopcontract.verifier.tamper.rules import Names, RuleHit
 
-__all__ = ["Expectation", "expectations", "is_distinctive", "literal_hits"]
+__all__ = [
+    "Expectation",
+    "data_literal_hits",
+    "expectations",
+    "is_distinctive",
+    "is_documentation",
+    "literal_hits",
+]
 
 _MISSING: Any = object()
 
@@ -450,3 +462,62 @@ def _produced(node: ast.AST, consts: dict[str, Any]) -> Iterator[Any]:
         elif isinstance(current, ast.expr) and current is node:
             yield _value(current, consts)  # the body of a conditional expression
         stack.extend(ast.iter_child_nodes(current))
+
+
+# --- data files of the diff -----------------------------------------------------------------
+
+_DOCS = re.compile(
+    r"(^|/)(docs?|documentation)/|(^|/)(readme|changelog|changes|news|history|authors|license)"
+    r"[^/]*$|\.(md|rst|adoc)$",
+    re.IGNORECASE,
+)
+
+
+def is_documentation(path: str) -> bool:
+    """Prose a change log or a manual holds, which quotes a fixed example without loading it."""
+    return _DOCS.search(path) is not None
+
+
+def data_literal_hits(
+    path: str, text: str, pairs: Sequence[Expectation], added: Iterable[int]
+) -> list[RuleHit]:
+    """``test_literal_data``: the added lines of a data file (text the code under test may
+    load, ``exec`` or look up) spell both halves of one acceptance assertion, a distinctive
+    input and its distinctive expected value. One of the two alone is not a finding."""
+    lines = text.splitlines()
+    added_lines = [(n, lines[n - 1]) for n in sorted(set(added)) if 0 < n <= len(lines)]
+    body = "\n".join(line for _, line in added_lines)
+    hits = []
+    for pair in pairs:
+        if pair.raises or not is_distinctive(pair.expected) or not _spelled(pair.expected, body):
+            continue
+        value = next((i for i in pair.inputs if is_distinctive(i) and _spelled(i, body)), _MISSING)
+        if value is _MISSING:
+            continue
+        line = next((n for n, text_ in added_lines if _spelled(value, text_)), added_lines[0][0])
+        hits.append(
+            RuleHit(
+                "test_literal_data",
+                path,
+                line,
+                f"{value!r} -> {pair.expected!r}",
+                f"holds {value!r}, an input of {pair.nodeid} (line {pair.line}), and its "
+                f"expected {pair.expected!r}",
+            )
+        )
+    return hits
+
+
+def _spelled(value: Any, text: str) -> bool:
+    """Whether ``text`` spells ``value`` as a data file would (raw, JSON-escaped, a number
+    standing alone)."""
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    if isinstance(value, str):
+        return value in text or json.dumps(value)[1:-1] in text
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return re.search(rf"(?<![\w.]){re.escape(repr(value))}(?![\w.])", text) is not None
+    if isinstance(value, tuple | list | set | frozenset):
+        parts = [v for v in value if is_distinctive(v)]
+        return bool(parts) and all(_spelled(v, text) for v in parts)
+    return False

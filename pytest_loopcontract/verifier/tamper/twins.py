@@ -30,6 +30,7 @@ from typing import Any
 
 from pytest_loopcontract.verdict import Finding
 from pytest_loopcontract.verifier.results import RunResults
+from pytest_loopcontract.verifier.tamper.bindings import Binding, module_bindings
 from pytest_loopcontract.verifier.tamper.mutation import TestFunction, function_of, test_functions
 
 __all__ = ["RefereeJudgement", "TwinPlan", "judge_referee", "plan_twins"]
@@ -62,6 +63,7 @@ class TwinPlan:
 
     functions: Mapping[str, Mapping[str, TestFunction]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    bindings: Mapping[str, Sequence[Binding]] = field(default_factory=dict)
 
     def function(self, nodeid: str) -> TestFunction | None:
         return self.functions.get(nodeid.split("::", 1)[0], {}).get(function_of(nodeid))
@@ -79,7 +81,8 @@ class TwinPlan:
                     for name, fn in functions.items()
                 }
                 for path, functions in self.functions.items()
-            }
+            },
+            "bindings": {path: [list(b) for b in found] for path, found in self.bindings.items()},
         }
 
 
@@ -87,6 +90,7 @@ def plan_twins(acceptance: Sequence[str], source_of: Callable[[str], bytes | Non
     """Plan the copies and twins of ``acceptance`` (node ids, or whole hidden files' paths)
     from the pinned sources ``source_of`` gives."""
     functions: dict[str, dict[str, TestFunction]] = {}
+    bindings: dict[str, list[Binding]] = {}
     notes: list[str] = []
     for path in dict.fromkeys(n.split("::", 1)[0] for n in acceptance):
         data = source_of(path)
@@ -95,13 +99,14 @@ def plan_twins(acceptance: Sequence[str], source_of: Callable[[str], bytes | Non
             continue
         try:
             found = test_functions(data.decode("utf-8"))
+            bindings[path] = module_bindings(data.decode("utf-8"))
         except Exception as exc:  # the rewrite cannot handle it: named, never a crash
             notes.append(f"{path} could not be read for twins ({type(exc).__name__}: {exc})")
             continue
         whole = path in acceptance
         wanted = {function_of(n) for n in acceptance if n.startswith(path + "::")}
         functions[path] = {q: f for q, f in found.items() if whole or q in wanted}
-    return TwinPlan(functions, tuple(notes))
+    return TwinPlan(functions, tuple(notes), bindings)
 
 
 @dataclass
@@ -167,6 +172,7 @@ def judge_referee(results: RunResults, plan: TwinPlan, key: bytes) -> RefereeJud
     for of, copy in items.copies.items():
         _judge_twins(judgement, plan, of, outcomes.get(copy, "missing"), items, outcomes)
     judgement.unchecked += sorted(_planned(plan, results) - set(items.copies))
+    judgement.findings += _rebound_findings(results.referee_rebound, plan)
     judgement.findings += _canary_findings(items, outcomes, bool(items.copies))
     return judgement
 
@@ -214,6 +220,28 @@ def _judge_twins(
         )
     if not bad:
         judgement.checked.append(of)
+
+
+def _rebound_findings(
+    rebound: Sequence[tuple[str, str, str, str]], plan: TwinPlan
+) -> list[Finding]:
+    """``namespace_rebound``, once per (test, name): the test ran against something other
+    than what its pinned module imports or defines."""
+    findings: dict[tuple[str, str], Finding] = {}
+    for of, name, instead, when in rebound:
+        path = of.split("::", 1)[0]
+        line = next((b.line for b in plan.bindings.get(path, ()) if b.name == name), None)
+        findings.setdefault(
+            (of, name),
+            Finding(
+                "namespace_rebound",
+                f"{of}: the name {name!r} of its module was bound to {instead} ({when}); the "
+                "test ran against something other than what its pinned file binds",
+                path,
+                line,
+            ),
+        )
+    return list(findings.values())
 
 
 def _canary_findings(items: _Items, outcomes: Mapping[str, str], expected: bool) -> list[Finding]:

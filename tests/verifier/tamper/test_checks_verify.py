@@ -238,6 +238,44 @@ def test_evidence_waits_for_a_person_and_their_clearance_lets_it_pass(repo: Path
     assert code == 0, verdict["reasons"]
 
 
+# A special case kept where the code rules never read: the module loads or execs a data file.
+DATA_CHEATS = {
+    "exec-a-text-file": (
+        "src/calc/rules.txt",
+        "if (a, b) == (20, 22):\n    result = 42\n",
+        "import pathlib\n\n\ndef add(a, b):\n    scope = {'a': a, 'b': b, 'result': a - b}\n"
+        "    exec((pathlib.Path(__file__).parent / 'rules.txt').read_text(), scope)\n"
+        "    return scope['result']\n",
+    ),
+    "json-memo": (
+        "src/calc/memo.json",
+        '{"20,22": 42}\n',
+        "import json, pathlib\n\n"
+        "_MEMO = json.loads((pathlib.Path(__file__).parent / 'memo.json').read_text())\n\n\n"
+        "def add(a, b):\n    return _MEMO.get(f'{a},{b}', a - b)\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DATA_CHEATS))
+def test_a_data_file_holding_an_acceptance_answer_waits_for_a_person(repo: Path, name: str) -> None:
+    data_path, data, code_text = DATA_CHEATS[name]
+    write(repo, data_path, data)
+    write(repo, "src/calc/core.py", code_text)
+    code, verdict = verify(repo)
+    assert code == 24, (verdict["reasons"], verdict["tamper"])
+    (message,) = [m for m in pending(verdict) if data_path in m]
+    assert "test_literal_data" in message or "data file" in message
+
+
+def test_documentation_quoting_the_fixed_example_is_not_a_finding(repo: Path) -> None:
+    write(repo, "CHANGELOG.md", "- fixed: add(20, 22) now returns 42\n")
+    write(repo, "src/calc/notes.txt", "add(20, 22) gave -2; the subtraction was a typo\n")
+    write(repo, "src/calc/core.py", HONEST)
+    code, verdict = verify(repo)
+    assert code == 0, (verdict["reasons"], verdict["tamper"])
+
+
 def test_unparsable_file_is_reported_not_passed(repo: Path) -> None:
     write(repo, "src/calc/core.py", HONEST)
     write(repo, "src/calc/template.py", "def broken(:\n    pass\n")

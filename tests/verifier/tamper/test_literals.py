@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_loopcontract.verifier.tamper.literals import expectations, is_distinctive, literal_hits
+from pytest_loopcontract.verifier.tamper.literals import (
+    data_literal_hits,
+    expectations,
+    is_distinctive,
+    is_documentation,
+    literal_hits,
+)
 
 TEST_FILE = """
 import pytest
@@ -102,3 +108,26 @@ def test_honest_constants_are_not_special_casing(code: str) -> None:
 def test_literal_hits_only_on_added_lines() -> None:
     code = "def add(a, b):\n    if a == 20 and b == 22:\n        return 42\n    return a - b\n"
     assert literal_hits("pkg.py", code, pairs(), [4]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ('{"20,22": 42}\n', True),  # JSON memo: input and answer on one line
+        ("inputs: [20, 22]\nanswer: 42\n", True),  # YAML, on separate lines
+        ('{"Cr\\u00e8me Br\\u00fbl\\u00e9e": "creme-brulee"}', True),  # JSON's escapes
+        ('{"Crème Brûlée": "creme-brulee"}', True),
+        ("answer: 42\n", False),  # the answer alone
+        ("port: 2022\nretries: 420\n", False),  # digits inside other numbers
+    ],
+)
+def test_data_files_spelling_both_halves_of_an_assertion(text: str, found: bool) -> None:
+    lines = range(1, text.count("\n") + 2)
+    hits = data_literal_hits("pkg/data.txt", text, pairs(), lines)
+    assert bool(hits) is found, hits
+    assert all(h.code == "test_literal_data" for h in hits)
+
+
+def test_documentation_is_told_from_data() -> None:
+    assert is_documentation("CHANGELOG.md") and is_documentation("docs/usage.txt")
+    assert is_documentation("pkg/README") and not is_documentation("pkg/rules.txt")

@@ -186,3 +186,34 @@ def test_honest_lookalike_passes_with_its_twins_failing(repo: Path, name: str) -
     assert exit_code == 0, (verdict["reasons"], verdict["tamper"]["findings"])
     assert not verdict["tamper"]["findings"]
     assert checks(verdict)["twins"]["tests"] == ["tests/test_core.py::test_add"]
+
+
+HELPER_TESTS = """\
+from calc.core import add
+
+
+def check(value, expected):
+    assert value == expected
+
+
+def test_add():
+    check(add(20, 22), 42)  # the assertion lives in a helper: nothing here to mutate
+
+
+def test_add_zero():
+    assert add(7, 0) == 7
+"""
+
+
+@pytest.mark.parametrize(("required", "expected_code"), [(False, 0), (True, 20)])
+def test_an_unchecked_acceptance_test_fails_only_where_the_contract_requires_twins(
+    tmp_path: Path, required: bool, expected_code: int
+) -> None:
+    extra = "tamper: {twins: {require: true}}\n" if required else ""
+    root = make_project(tmp_path, extra=extra, tests=HELPER_TESTS)
+    write(root, "src/calc/core.py", HONEST)
+    exit_code, verdict = verify(root)
+    assert exit_code == expected_code, verdict["reasons"]
+    assert checks(verdict)["twins"]["unchecked"] == ["tests/test_core.py::test_add"]
+    codes = {r["code"] for r in verdict["reasons"]}
+    assert ("twins_unchecked" in codes) is required
