@@ -42,6 +42,7 @@ from pytest_loopcontract.verifier.referee import referee_paths
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.stability import outcome_changes, repeat_runs
 from pytest_loopcontract.verifier.suite_writes import stamp_tree, suite_writes
+from pytest_loopcontract.verifier.tamper.capabilities import baseline_settings
 from pytest_loopcontract.verifier.tamper.pins import protected_paths
 from pytest_loopcontract.verifier.workspace import (
     DEFAULT_PROTECT,
@@ -151,6 +152,7 @@ def _run_base(
             egress=contract.egress_allow,
             write_bytecode=True,  # the reference run's rewritten tests are kept (bytecode.py)
             count_tests=count,
+            policy=baseline_settings() if count else None,  # the first run profiles
         )
 
     scratch = make_scratch("loopcontract-baseline-")
@@ -305,6 +307,7 @@ def take_baseline(
             "unstable": sets.unstable,
             "included": {p: pin._asdict() for p, pin in included.items()},
             "suite_writes": runs.written,
+            "capability_profile": [list(p) for p in results.capability_profile],
             **({"hidden": hidden_record(hidden, outcomes)} if hidden else {}),
         },
     )

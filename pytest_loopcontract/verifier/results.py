@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
-__all__ = ["RecordedMetric", "RunResults", "TestRecord"]
+__all__ = ["CapabilityUse", "RecordedMetric", "RunResults", "TestRecord"]
 
 # Outcomes, from best to worst as far as an acceptance test is concerned.
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected", "missing")
@@ -42,6 +42,17 @@ class RecordedMetric(NamedTuple):
     value: float
 
 
+class CapabilityUse(NamedTuple):
+    """A governed capability that code of the candidate used in the run (``inner/policy.py``):
+    ``severity`` tamper (it was denied) or evidence."""
+
+    kind: str
+    severity: str
+    path: str
+    line: int
+    detail: str
+
+
 @dataclass
 class RunResults:
     nonce: str = ""
@@ -64,6 +75,9 @@ class RunResults:
     # names of an acceptance test's module bound otherwise than its pinned source binds them:
     # (what it stands for, the name, what it is bound to instead, when it was seen)
     referee_rebound: list[tuple[str, str, str, str]] = field(default_factory=list)
+    capability_uses: list[CapabilityUse] = field(default_factory=list)
+    # at baseline: the (file, capability) pairs the project's own code used
+    capability_profile: list[tuple[str, str]] = field(default_factory=list)
     pytest_exitstatus: int | None = None
     testsfailed: int = 0
     testscollected: int = 0
@@ -78,6 +92,11 @@ class RunResults:
         data["metrics"] = [m._asdict() for m in self.metrics]
         items, errors = data.pop("referee_items"), data.pop("referee_errors")
         rebound = data.pop("referee_rebound")
+        data.pop("capability_uses")
+        data["policy"] = [
+            *(u._asdict() for u in self.capability_uses),
+            *({"profile": list(p)} for p in data.pop("capability_profile")),
+        ]
         if items is not None:
             data["referee"] = {
                 "items": [list(i) for i in items],
@@ -132,6 +151,24 @@ class RunResults:
                     str(e) for e in _seq(dict(data.get("referee") or {}).get("errors"))
                 ],
                 referee_rebound=_rebound(data.get("referee")),
+                capability_uses=[
+                    CapabilityUse(
+                        str(e["kind"]),
+                        str(e["severity"]),
+                        str(e["path"]),
+                        int(e["line"]),
+                        str(e.get("detail", "")),
+                    )
+                    for e in _seq(data.get("policy"))
+                    if isinstance(e, Mapping) and "profile" not in e
+                ],
+                capability_profile=sorted(
+                    {
+                        (str(e["profile"][0]), str(e["profile"][1]))
+                        for e in _seq(data.get("policy"))
+                        if isinstance(e, Mapping) and "profile" in e
+                    }
+                ),
                 pytest_exitstatus=(
                     None
                     if data.get("pytest_exitstatus") is None

@@ -290,6 +290,7 @@ def _inner_settings(
     *,
     key: bytes,
     referee: Mapping[str, Any] | None = None,
+    policy: Mapping[str, Any] | None = None,
 ) -> dict[str, str]:
     """The variables that tell the injected collector where its settings file is (written
     here: results path, nonce, the signing key, the referee's plan, egress policy, the live
@@ -300,6 +301,8 @@ def _inner_settings(
         data["count"] = str(count)
     if referee is not None:
         data["referee"] = dict(referee)
+    if policy is not None:
+        data["policy"] = dict(policy)
     settings.write_text(json.dumps(data), "utf-8")
     env = {CONFIG_ENV: str(settings)}
     if aliases:
@@ -323,12 +326,14 @@ def run_pytest(
     write_bytecode: bool = False,
     count_tests: bool = False,
     referee: Mapping[str, Any] | None = None,
+    policy: Mapping[str, Any] | None = None,
 ) -> PytestRun:
     """Run the suite in ``workdir`` under the reaper, confined; nothing it started survives
     this call. Results and output land in a private temp folder. In the sandbox the
     ``frozen`` paths (the referee's files, relative to ``workdir``) are read-only. With
     ``count_tests`` and a listener (:mod:`observe`), the live test count goes to it;
-    ``referee`` is the plan of copies, twins and canaries (:mod:`tamper.twins`)."""
+    ``referee`` is the plan of copies, twins and canaries (:mod:`tamper.twins`); ``policy``
+    the capability policy's settings (:mod:`tamper.capabilities`)."""
     python = testenv.python if testenv is not None else sys.executable
     confined = confinement or Confinement(PROCESS)
     with tempfile.TemporaryDirectory(prefix="loopcontract-run-") as tmp:
@@ -341,7 +346,15 @@ def run_pytest(
         key = secrets.token_bytes(32)
         env.update(
             _inner_settings(
-                private, raw, nonce, egress, confined.aliases, count, key=key, referee=referee
+                private,
+                raw,
+                nonce,
+                egress,
+                confined.aliases,
+                count,
+                key=key,
+                referee=referee,
+                policy=policy,
             )
         )
         poll = _count_poller(count, listener) if count and listener else None

@@ -49,6 +49,7 @@ from pytest_loopcontract.verifier.sandbox import PROCESS, SandboxUnavailable
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
 from pytest_loopcontract.verifier.stale import stale_baseline, stale_verdict
 from pytest_loopcontract.verifier.suite_writes import CONTENT
+from pytest_loopcontract.verifier.tamper.capabilities import capability_findings, verify_settings
 from pytest_loopcontract.verifier.tamper.checks import (
     acceptance_nodeids,
     blob_reader,
@@ -249,6 +250,15 @@ def _plan(session: _Session) -> TwinPlan | None:
     return plan_twins(acceptance, reader)
 
 
+def _policy(session: _Session) -> dict[str, Any]:
+    """The capability policy of the main run: the candidate's changed files (not the pinned
+    ones, which run with their baseline bytes), the referee's test sources, the profile."""
+    pins = session.baseline.pins
+    changed = [p for status, p in session.candidate.changed if status != "D" and p not in pins]
+    profile = session.baseline.extra.get("capability_profile") or []
+    return verify_settings(changed, session.referee, profile)
+
+
 def _referee(
     run: PytestRun, plan: TwinPlan | None, contract: Contract
 ) -> tuple[PytestRun, list[Finding], dict[str, Any]]:
@@ -311,6 +321,7 @@ def _first_run(
         frozen=session.frozen,
         count_tests=True,
         referee=plan.settings() if plan is not None and plan.functions else None,
+        policy=_policy(session),
     )
     observe.phase("checking the run")
     run, twin_findings, record = _referee(run, plan, contract)
@@ -438,8 +449,23 @@ def _evidence(session: _Session, gathered: _Gathered, main: _MainRun, run: Pytes
     )
 
 
+def _capabilities(
+    session: _Session, run: PytestRun, gathered: _Gathered, history: History | None
+) -> None:
+    """The capability policy's report: denied uses are findings, the others wait for a
+    person like the reward rules' evidence (one request per file)."""
+    from pytest_loopcontract.checkpoints.gate import diff_checkpoints  # a thread's work
+
+    uses = run.results.capability_uses if run.results is not None else []
+    findings, evidence = capability_findings(uses, session.contract)
+    gathered.findings += findings
+    if evidence:
+        history = history or History(StateDir.of(session.root).folder)
+        gathered.checkpoints += diff_checkpoints(history, session.contract, "", evidence)
+
+
 def _judge(
-    session: _Session, gathering: Future[_Gathered], main: _MainRun
+    session: _Session, gathering: Future[_Gathered], main: _MainRun, history: History | None
 ) -> tuple[dict[str, Any], PytestRun, float]:
     """Run the tests in the prepared scratch copy, check the run, evaluate the verdict.
 
@@ -452,6 +478,7 @@ def _judge(
     results, gathered.reruns, more = _after_run(session, main, run, gathered.errors)
     gathered.findings += [*found, *more]
     gathered.checks += [twins] if twins is not None else []
+    _capabilities(session, run, gathered, history)
     document = evaluate(session.contract, results, _evidence(session, gathered, main, run))
     scrub_quotes(document, session.hidden)  # a quoted hidden line in any message is replaced
     return document, run, in_run
@@ -477,7 +504,7 @@ def _run_session(
         session.prepare(scratch)
         coverage = private / "coverage.data" if _needs_coverage(session.contract) else None
         main = _MainRun(scratch, nonce, started, coverage)
-        document, run, in_run = _judge(session, gathering, main)
+        document, run, in_run = _judge(session, gathering, main, history)
         launcher_seconds = time.monotonic() - started[1] - in_run
     finally:
         pool.shutdown(wait=True)

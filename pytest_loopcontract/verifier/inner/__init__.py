@@ -23,6 +23,8 @@ from typing import Any
 import pytest
 
 from .collector import ResultCollector, WorkerMarks, loop_metric, write_results
+from .names import POLICY_PROPERTY
+from .policy import Policy, install
 from .progress import CountWriter
 from .referee import Referee
 from .watch import PatchWatch
@@ -56,6 +58,9 @@ def _take_settings() -> dict[str, Any] | None:
 _launched = bool(os.environ.get(CONFIG_ENV))
 _watch = PatchWatch() if _launched else None
 _settings: list[dict[str, Any] | None] = [_take_settings()]
+_policy = Policy(os.environ.get("LOOP_CONTRACT_ROOT_ALIASES", "").split(os.pathsep))
+if _launched:
+    install(_policy)  # before any conftest: what it sees early is judged once configured
 
 
 def settings(config: pytest.Config | None = None) -> dict[str, Any] | None:
@@ -98,6 +103,29 @@ class EgressReporter:
         return (yield)
 
 
+class PolicyReporter:
+    """Moves the capability uses seen during each test phase onto the test's
+    user_properties (see :class:`EgressReporter`)."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, object, object]:
+        for use in self.policy.take():
+            item.user_properties.append((POLICY_PROPERTY, use))
+        return (yield)
+
+
+def _configure_policy(config: pytest.Config, launcher: dict[str, Any]) -> None:
+    given = launcher.get("policy")
+    if not isinstance(given, dict):
+        _policy.disable()
+        return
+    _policy.configure(given, str(launcher.get("raw") or ""))
+    config.pluginmanager.register(PolicyReporter(_policy), "loopcontract-policy")
+
+
 def install_egress(config: pytest.Config, allow: list[str]) -> None:
     from . import egress
 
@@ -122,6 +150,7 @@ class LauncherCollector(ResultCollector):
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         data = self.results(session, exitstatus, leftover_egress(self.config))
+        data["policy"] = [*self.policy_uses, *_policy.take()]
         if self.referee is not None:
             data["referee"] = self.referee.report(self.referee_items, self.referee_rebound)
         write_results(self.raw_path, data, self._sign)
@@ -142,8 +171,10 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     launcher = settings(config)
     if launcher is None:
+        _policy.disable()
         return
     config.pluginmanager.register(_watch, "loopcontract-watch")
+    _configure_policy(config, launcher)
     if launcher.get("egress") is not None:
         install_egress(config, [str(h) for h in launcher["egress"]])
     if hasattr(config, "workerinput"):

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from .names import REBOUND_PROPERTY, REFEREE_PROPERTY
+from .names import POLICY_PROPERTY, REBOUND_PROPERTY, REFEREE_PROPERTY
 from .watch import WATCH_PROPERTY
 
 __all__ = [
@@ -127,6 +127,7 @@ class ResultCollector:
         self.collected: list[str] = []
         self.referee_items: list[list[str]] = []
         self.referee_rebound: list[list[str]] = []
+        self.policy_uses: list[dict[str, Any]] = []
         self.started = time.monotonic()
 
     # -- collection -----------------------------------------------------------------------
@@ -187,6 +188,8 @@ class ResultCollector:
                 self.referee_items.append([str(v) for v in value])
             elif key == REBOUND_PROPERTY and isinstance(value, list):
                 self.referee_rebound.append([str(v) for v in value])
+            elif key == POLICY_PROPERTY and isinstance(value, dict):
+                self.policy_uses.append(value)
             elif key == WATCH_PROPERTY and isinstance(value, dict):
                 self.patches.append({str(k): str(v) for k, v in value.items()})
             elif key == EGRESS_PROPERTY and isinstance(value, dict):

@@ -12,6 +12,7 @@ __all__ = [
     "CANARY_FAIL",
     "CANARY_PASS",
     "COPY",
+    "POLICY_PROPERTY",
     "REBOUND_PROPERTY",
     "REFEREE_PROPERTY",
     "item_name",
@@ -23,6 +24,9 @@ REFEREE_PROPERTY = "loop_referee"
 # On a copy whose test module's names no longer mean what the pinned source binds them to:
 # [what it stands for, the name, what it is bound to instead, when it was seen].
 REBOUND_PROPERTY = "loop_referee_rebound"
+# On any item: a capability use the policy attributed to the candidate (or, at baseline, a
+# (file, capability) pair of the profile), moved onto the report of the phase it happened in.
+POLICY_PROPERTY = "loop_policy"
 
 COPY = "copy"
 CANARY_PASS = "canary-pass"

@@ -119,7 +119,13 @@ def test_every_rule_code_is_in_the_contract_schema() -> None:
     text = (resources.files("pytest_loopcontract") / "schemas/contract.schema.json").read_text()
     schema = json.loads(text)
     rule = schema["properties"]["tamper"]["properties"]["allow"]["items"]["properties"]["rule"]
-    assert set(rule["enum"]) == {*RULES, "twin_passed", "namespace_rebound"}
+    assert set(rule["enum"]) == {
+        *RULES,
+        "twin_passed",
+        "namespace_rebound",
+        "capability_denied",
+        "capability_used",
+    }
     assert {r.severity for r in RULES.values()} == {"tamper", "evidence"}
 
 

@@ -43,11 +43,12 @@ CHEATS = {
         "        json.dump(data, fh)\n\n\natexit.register(_forge)\n" + BROKEN,
         {"results_forged"},
     ),
-    # objects kept, code swapped: pytest's call of the test function does nothing
+    # objects kept, code swapped: pytest's call of the test function would do nothing, but the
+    # capability policy's audit hook denies the write to __code__ (the twins are the next layer)
     "swapped-code": (
         "import _pytest.python as _p\n\n\ndef _skip_call(pyfuncitem):\n    return True\n\n\n"
         "_p.pytest_pyfunc_call.__code__ = _skip_call.__code__\n" + BROKEN,
-        {"twin_passed", "canary_wrong"},
+        {"capability_denied"},
     ),
     # plain attribute assignment on a pytest class, from a thread the candidate started
     "report-class-patched-from-a-thread": (
