@@ -493,6 +493,7 @@ from pytest_loopcontract.verifier.tamper.checks import RewardChecks
 
 _diff.launcher_static_checks = lambda *a, **k: RewardChecks()
 _verify._plan = lambda *a, **k: None
+_verify._policy = lambda *a, **k: None
 _inject = _runner.inject_inner
 _WATCH_OFF = (
     "\nPatchWatch.check = lambda self, when: None\n"
@@ -514,11 +515,24 @@ _runner.inject_inner = _inject_without_checks
 '''
 
 
-def write_checks_off(out: Path) -> list[str]:
-    """The checks-off command line (files in ``out``)."""
-    (out / "lc_checks_off.py").write_text(CHECKS_OFF, "utf-8")
-    (out / "lc_verify_checks_off.py").write_text(CHECKS_OFF_ENTRY, "utf-8")
-    return [PY, str(out / "lc_verify_checks_off.py"), "verify", "--json"]
+# Only the outcome checks off: no twins, canaries or namespace check, no capability policy
+# (its hook still installed, but told nothing, so every event returns at once).
+OUTCOMES_OFF = r'''
+"""Imported by lc_verify_outcomes_off.py in the clean launcher process."""
+from pytest_loopcontract.verifier import verify as _verify
+
+_verify._plan = lambda *a, **k: None
+_verify._policy = lambda *a, **k: None
+'''
+
+
+def write_checks_off(out: Path, module: str = "lc_checks_off") -> list[str]:
+    """The checks-off command line (files in ``out``); ``module`` names which checks."""
+    text = CHECKS_OFF if module == "lc_checks_off" else OUTCOMES_OFF
+    (out / f"{module}.py").write_text(text, "utf-8")
+    entry = out / f"lc_verify_{module}.py"
+    entry.write_text(CHECKS_OFF_ENTRY.replace("import lc_checks_off", f"import {module}"), "utf-8")
+    return [PY, str(entry), "verify", "--json"]
 
 
 def measure(

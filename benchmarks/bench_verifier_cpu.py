@@ -15,7 +15,8 @@ order rotated each round, after one untimed warm-up round:
 
 - plain pytest, and plain pytest with the plugins verify's inner run loads;
 - ``loop-contract verify`` with process isolation, with and without the reward checks (the
-  benchmark's own entry, see ``bench_verifier.py``);
+  benchmark's own entry, see ``bench_verifier.py``), and with only the outcome checks off
+  (twins, canaries, the namespace check and the capability policy: ``outcome_checks_cpu_ratio``);
 - with ``--before DIR`` (a copy of an older pytest_loopcontract tree), the two verify variants
   again with that package first on ``PYTHONPATH``, on the same repository and baseline.
 """
@@ -37,6 +38,7 @@ import bench_verifier as bv
 
 VERIFY = "verify (process)"
 CHECKS_OFF = "verify (process, checks off)"
+OUTCOMES_OFF = "verify (process, outcomes off)"
 
 
 def variants(repo: Path, out: Path, plugins: list[str], before: str) -> dict[str, Any]:
@@ -49,6 +51,7 @@ def variants(repo: Path, out: Path, plugins: list[str], before: str) -> dict[str
         bv.ANCHOR_PLUGINS: (plain[bv.ANCHOR_PLUGINS], None),
         VERIFY: (cli, env),
         CHECKS_OFF: (off, env),
+        OUTCOMES_OFF: (bv.write_checks_off(out, "lc_outcomes_off"), env),
     }
     if before:
         old = {**env, "PYTHONPATH": before}
@@ -102,6 +105,8 @@ def main() -> int:
             "plugins_cpu_s": round(med[bv.ANCHOR_PLUGINS] - med[bv.ANCHOR], 3),
             "reward_checks_cpu_ratio": round(med[VERIFY] / med[CHECKS_OFF], 3),
             "reward_checks_cpu_s": round(med[VERIFY] - med[CHECKS_OFF], 3),
+            "outcome_checks_cpu_ratio": round(med[VERIFY] / med[OUTCOMES_OFF], 3),
+            "outcome_checks_cpu_s": round(med[VERIFY] - med[OUTCOMES_OFF], 3),
         }
         if args.before:
             old, old_off = med[VERIFY + " [before]"], med[CHECKS_OFF + " [before]"]

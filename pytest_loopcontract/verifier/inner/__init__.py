@@ -122,7 +122,7 @@ def _configure_policy(config: pytest.Config, launcher: dict[str, Any]) -> None:
     if not isinstance(given, dict):
         _policy.disable()
         return
-    _policy.configure(given, str(launcher.get("raw") or ""))
+    _policy.configure(given)
     config.pluginmanager.register(PolicyReporter(_policy), "loopcontract-policy")
 
 

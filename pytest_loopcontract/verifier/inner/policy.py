@@ -52,6 +52,7 @@ KINDS: dict[str, tuple[str, bool, str]] = {
     "native": (EVIDENCE, False, "loads or addresses native code (ctypes)"),
 }
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+_SWAPS = frozenset({"__code__", "__class__"})
 _SIMPLE = {
     "sys.settrace": "tracing",
     "sys.setprofile": "tracing",
@@ -112,39 +113,49 @@ class Policy:
         # where else the run sees the tree (the sandbox binds it at the repository's path too)
         self.roots = (self.root, *(a.rstrip(os.sep) + os.sep for a in aliases if a))
         self.candidate: frozenset[str] = frozenset()  # relative paths of changed .py files
-        self.referee: frozenset[str] = frozenset()  # absolute paths no candidate may open
+        # the referee's test sources by (device, inode): a symlink, a hard link or a path
+        # spelled another way opens the same file
+        self.referee: dict[tuple[int, int], str] = {}
         self.profile: frozenset[tuple[str, str]] = frozenset()
         self.seen: list[dict[str, Any]] = []  # uses attributed, not yet moved to a report
         self._keys: set[tuple[Any, ...]] = set()
-        self._early: list[tuple[str, str, bool, list[tuple[str, int]]]] = []
+        self._early: list[tuple[str, str, list[tuple[str, int]]]] = []
         self._inside = threading.local()
+        self._relatives: dict[str, str | None] = {}
 
-    def configure(self, settings: dict[str, Any], raw_path: str = "") -> None:
+    def configure(self, settings: dict[str, Any]) -> None:
         """Take the launcher's policy settings, then judge what the hook saw before them."""
         self.record = bool(settings.get("record"))
         self.candidate = frozenset(str(p) for p in settings.get("candidate") or ())
-        given = [str(p) for p in settings.get("referee") or ()]
-        referee = [os.path.join(root, p) for root in self.roots for p in given]
-        self.referee = frozenset([*referee, *([raw_path] if raw_path else [])])
+        self.referee = _identities(self.root, [str(p) for p in settings.get("referee") or ()])
         self.profile = frozenset((str(a), str(b)) for a, b in settings.get("profile") or ())
         self.configured = True
         early, self._early = self._early, []
-        for kind, detail, _, stack in early:
-            self._judge(kind, detail, stack, deny=False)
-
-    # -- the hook ------------------------------------------------------------------------
+        for kind, detail, stack in early:
+            self._judge(kind, detail, iter(stack), deny=False)
 
     def disable(self) -> None:
         """No settings came: the run governs nothing (and keeps nothing it saw early)."""
         self.off, self._early = True, []
 
+    # -- the hook ------------------------------------------------------------------------
+
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if self.off:
             return
-        if event not in _SIMPLE and not event.startswith(("object.", "open", "ctypes.")):
-            return  # the fast path: most events (import, compile, exec, marshal) end here
+        # the fast path: most events (import, compile, exec, marshal, reads of __code__ or
+        # f_code, the hook's own among them) end on the name alone
+        if event not in _SIMPLE:
+            if event == "object.__getattr__":
+                if args[1] not in _FRAME_ATTRIBUTES:
+                    return
+            elif event == "object.__setattr__":
+                if args[1] not in _SWAPS:
+                    return
+            elif event != "open" and not event.startswith("ctypes."):
+                return
         if getattr(self._inside, "active", False):
-            return  # the hook's own frame reads raise events too
+            return  # the hook's own work raises events too
         self._inside.active = True
         try:
             self._handle(event, args)
@@ -160,11 +171,11 @@ class Policy:
             kind, detail = self._opened(args[0])
             if not kind:
                 return
-        stack = _stack(sys._getframe(2))
+        frames = _frames(sys._getframe(2))
         if not self.configured:
-            self._early.append((kind, detail, False, stack))
+            self._early.append((kind, detail, list(frames)))
             return
-        self._judge(kind, detail, stack, deny=True)
+        self._judge(kind, detail, frames, deny=True)
 
     def _opened(self, target: Any) -> tuple[str, str]:
         """``(kind, detail)`` when ``target`` is a process's memory or environment, or one of
@@ -175,20 +186,28 @@ class Policy:
             path = os.fsdecode(os.fspath(target))
         except TypeError:
             return "", ""
-        if path.startswith("/proc/") and path.endswith(_PROCESS_FILES):
-            return "process_memory", f"opens {path}"
-        full = os.path.abspath(path)
+        if "proc" in path:
+            real = os.path.realpath(path)
+            if real.startswith("/proc/") and real.endswith(_PROCESS_FILES):
+                return "process_memory", f"opens {path}"
         if self.record:
-            rel = self._relative(full)
+            rel = self._relative(os.path.abspath(path))
             testish = rel is not None and _TESTISH.search(rel) is not None
             return ("referee_read", f"opens {rel}") if testish else ("", "")
-        if full in self.referee:
-            return "referee_read", f"opens {self._relative(full) or full}"
-        return "", ""
+        if not self.referee:
+            return "", ""
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            return "", ""
+        rel = self.referee.get((info.st_dev, info.st_ino))
+        return ("referee_read", f"opens {rel}") if rel else ("", "")
 
-    def _judge(self, kind: str, detail: str, stack: list[tuple[str, int]], *, deny: bool) -> None:
+    def _judge(
+        self, kind: str, detail: str, frames: Iterator[tuple[str, int]], *, deny: bool
+    ) -> None:
         severity, direct, meaning = KINDS[kind]
-        culprit = self._culprit(stack, direct)
+        culprit = self._culprit(frames, direct)
         if culprit is None:
             return
         rel, line = culprit
@@ -207,9 +226,9 @@ class Policy:
             self._keys.add(key)
             self.seen.append(entry)
 
-    def _culprit(self, stack: list[tuple[str, int]], direct: bool) -> tuple[str, int] | None:
+    def _culprit(self, frames: Iterator[tuple[str, int]], direct: bool) -> tuple[str, int] | None:
         """``(relative path, line)`` of the frame the use is attributed to, or None."""
-        for filename, line in stack:
+        for filename, line in frames:
             if direct and filename.endswith(_TRANSPARENT):
                 continue
             if not direct and _stdlib(filename):
@@ -221,23 +240,39 @@ class Policy:
         return None
 
     def _relative(self, filename: str) -> str | None:
-        for candidate in (filename, os.path.realpath(filename)):
-            for root in self.roots:
-                if candidate.startswith(root):
+        """``filename`` relative to the tree (under any of its roots), or None; remembered
+        per file name, since the same few files raise most events."""
+        if filename in self._relatives:
+            return self._relatives[filename]
+        found = None
+        if not filename.startswith("<"):
+            for candidate in (filename, os.path.realpath(filename)):
+                root = next((r for r in self.roots if candidate.startswith(r)), None)
+                if root is not None:
                     rel = candidate[len(root) :]
-                    return None if "-packages" + os.sep in rel else rel.replace(os.sep, "/")
-        return None
+                    found = None if "-packages" + os.sep in rel else rel.replace(os.sep, "/")
+                    break
+        self._relatives[filename] = found
+        return found
 
     def take(self) -> list[dict[str, Any]]:
         taken, self.seen = self.seen, []
         return taken
 
 
-def _stack(frame: types.FrameType | None) -> list[tuple[str, int]]:
-    return list(_frames(frame))
+def _identities(root: str, paths: Iterable[str]) -> dict[tuple[int, int], str]:
+    found = {}
+    for rel in paths:
+        try:
+            info = os.stat(os.path.join(root, rel))
+        except OSError:
+            continue
+        found[(info.st_dev, info.st_ino)] = rel
+    return found
 
 
 def _frames(frame: types.FrameType | None) -> Iterator[tuple[str, int]]:
+    """The stack outward from ``frame``, lazily: attribution usually stops at the first."""
     depth = 0
     while frame is not None and depth < _DEPTH:
         yield frame.f_code.co_filename, frame.f_lineno
@@ -247,10 +282,3 @@ def _frames(frame: types.FrameType | None) -> Iterator[tuple[str, int]]:
 
 def install(policy: Policy) -> None:
     sys.addaudithook(policy.hook)
-
-
-def unique(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for entry in entries:
-        out.setdefault(repr(sorted(entry.items())), entry)
-    return list(out.values())

@@ -27,6 +27,8 @@ STDLIB = os.path.dirname(os.__file__)
 @pytest.fixture
 def policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Policy:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_core.py").write_text("def test_add():\n    assert 1\n")
     made = Policy()
     made.configure({"candidate": ["src/pkg/new.py"], "referee": ["tests/test_core.py"]})
     return made
@@ -100,6 +102,11 @@ def test_only_the_referees_sources_and_process_memory_count_as_opened(
     policy: Policy, tmp_path: Path
 ) -> None:
     assert policy._opened(str(tmp_path / "tests/test_core.py"))[0] == "referee_read"
+    # the same file by another name: a symlink, a hard link, a path spelled with ".."
+    (tmp_path / "alias.py").symlink_to(tmp_path / "tests/test_core.py")
+    os.link(tmp_path / "tests/test_core.py", tmp_path / "copy.txt")
+    for other in ("alias.py", "copy.txt", "tests/../tests/test_core.py"):
+        assert policy._opened(other) == ("referee_read", "opens tests/test_core.py"), other
     assert policy._opened("/proc/self/environ")[0] == "process_memory"
     assert policy._opened(str(tmp_path / "tests/data/golden.txt")) == ("", "")
     assert policy._opened("/proc/self/status") == ("", "")
