@@ -179,6 +179,7 @@ class Contract(NamedTuple):
     isolation: str = "auto"
     on_item_done: tuple[str, ...] = ()
     turn_timeout: float = 1800.0
+    review: str | None = None  # the seat whose judge command reviews a verify's diff
     raw: Mapping[str, Any] = _EMPTY
 
     def acceptance_selectors(self) -> tuple[str, ...]:
@@ -297,6 +298,7 @@ def build_validated(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract
         isolation=str(doc.get("isolation", "auto")),
         on_item_done=_strings(doc.get("on_item_done")),
         turn_timeout=float(doc.get("turn_timeout", 1800)),
+        review=str(doc["review"]["seat"]) if "review" in doc else None,
         raw=dict(doc),
     )
 

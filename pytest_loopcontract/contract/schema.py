@@ -86,7 +86,21 @@ def _semantic_problems(doc: Mapping[str, Any], places: Places) -> list[Problem]:
         *_no_gates(gates, places),
         *_bad_regexes(checkpoints, places),
         *_hidden(doc, places),
+        *_review_seat(doc, places),
     ]
+
+
+def _review_seat(doc: Mapping[str, Any], places: Places) -> list[Problem]:
+    """``review.seat`` must name a seat of the contract (its judge command reviews)."""
+    wanted = (doc.get("review") or {}).get("seat")
+    names = [str(seat.get("name")) for seat in doc.get("seats") or ()]
+    if wanted is None or wanted in names:
+        return []
+    path: FieldPath = ("review", "seat")
+    mark = places.value_mark(path)
+    known = ", ".join(names) or "none"
+    message = f"review.seat '{wanted}' names no seat of the contract (seats: {known})"
+    return [Problem(message, path, mark, mark.index)]
 
 
 def _hidden(doc: Mapping[str, Any], places: Places) -> list[Problem]:

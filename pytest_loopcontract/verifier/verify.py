@@ -43,6 +43,7 @@ from pytest_loopcontract.verifier.hidden import (
 from pytest_loopcontract.verifier.reruns import flaky_failures, rerun_pass_to_pass
 from pytest_loopcontract.verifier.restore import referee_changes, referee_digests, restore_pins
 from pytest_loopcontract.verifier.results import RunResults
+from pytest_loopcontract.verifier.review import run_review
 from pytest_loopcontract.verifier.run_outcome import run_errors, run_findings
 from pytest_loopcontract.verifier.runner import PytestRun, RunSetup, prepare_run, run_pytest
 from pytest_loopcontract.verifier.sandbox import PROCESS, SandboxUnavailable
@@ -219,10 +220,34 @@ def _gather(session: _Session, history: History | None) -> _Gathered:
     found = diff_evidence(
         session.root, session.baseline, session.contract, session.candidate, history
     )
+    checks, checkpoints = list(found.checks), list(found.checkpoints)
+    if session.contract.review is not None:
+        record, evidence = _review(session, history)
+        checks += [record]
+        checkpoints += evidence
     # read now, not after the run: the verdict names both versions
     pytest_version()
     _ = pytest_loopcontract.__version__
-    return _Gathered(found.findings, checks=found.checks, checkpoints=found.checkpoints)
+    return _Gathered(found.findings, checks=checks, checkpoints=checkpoints)
+
+
+def _review(session: _Session, history: History | None) -> tuple[dict[str, Any], list[Reason]]:
+    """The contract's judged review of the diff (``review.py``), on the gathering thread
+    beside the run; a special case becomes a checkpoint like the reward rules' evidence."""
+    from pytest_loopcontract.checkpoints.gate import diff_checkpoints
+
+    plan = _acceptance_plan(session)
+    tests = {
+        f"{path}::{name}": fn.text
+        for path, fns in plan.functions.items()
+        for name, fn in fns.items()
+    }
+    record, matches = run_review(session.contract, session.candidate.patch, tests)
+    assert record is not None  # the contract names a review seat
+    if not matches:
+        return record, []
+    history = history or History(StateDir.of(session.root).folder)
+    return record, diff_checkpoints(history, session.contract, "", matches)
 
 
 @dataclass(frozen=True)
@@ -238,9 +263,14 @@ class _MainRun:
 def _plan(session: _Session) -> TwinPlan | None:
     """The referee's copies and twins of every acceptance test that may run, from the pinned
     bytes (and the hidden tests'); None when the contract turns twins off."""
-    contract, baseline = session.contract, session.baseline
-    if not contract.tamper.twins_enabled:
+    if not session.contract.tamper.twins_enabled:
         return None
+    return _acceptance_plan(session)
+
+
+def _acceptance_plan(session: _Session) -> TwinPlan:
+    """Every acceptance test's function, read from the pinned bytes, with its twins."""
+    contract, baseline = session.contract, session.baseline
     acceptance = acceptance_nodeids(contract, baseline.fail_to_pass, baseline.collected)
     scored = {item.id for item in contract.scored_dod()}
     marks = dict(baseline.extra.get("dod_marks") or {})
