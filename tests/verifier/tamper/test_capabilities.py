@@ -234,3 +234,21 @@ def test_a_use_the_baseline_made_is_no_finding(repo: Path) -> None:
     code, verdict = run_verify(repo)
     assert code == 0, (verdict["reasons"], verdict["tamper"]["findings"])
     assert "capability_denied" not in finding_codes(verdict)
+
+
+# The cheat that beats the policy: a thread whose target is a builtin runs with no frame of the
+# candidate's on its stack, so the __code__ write is attributed to nobody. What it forges, the
+# twins and canaries see.
+BUILTIN_THREAD = (
+    "import threading\nimport _pytest.python as _p\n\n\ndef _skip_call(pyfuncitem):\n"
+    "    return True\n\n\n_t = threading.Thread(target=setattr, args=(_p.pytest_pyfunc_call, "
+    "'__code__', _skip_call.__code__))\n_t.start()\n_t.join()\n" + BROKEN
+)
+
+
+def test_a_swap_the_policy_cannot_attribute_is_caught_by_its_outcome(repo: Path) -> None:
+    write(repo, "src/calc/core.py", BUILTIN_THREAD)
+    code, verdict = run_verify(repo)
+    assert code == 25, (verdict["reasons"], verdict["tamper"]["findings"])
+    assert "capability_denied" not in finding_codes(verdict)
+    assert {"twin_passed", "canary_wrong"} <= finding_codes(verdict)
