@@ -95,6 +95,7 @@ class Referee:
         self.files: Mapping[str, Mapping[str, Any]] = plan.get("files") or {}
         self.bindings: Mapping[str, Sequence[Sequence[Any]]] = plan.get("bindings") or {}
         self.copies: dict[str, str] = {}  # a copy's node id: the acceptance test it stands for
+        self.labels: dict[str, list[str]] = {}  # node id: [node id, stands for, kind:index]
         self.key = key
         self.errors: list[str] = []
         self.extra: set[str] = set()  # the twins' and canaries' node ids (the live count skips)
@@ -132,12 +133,17 @@ class Referee:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
-        """After every finalizer, before the teardown report (which carries the tags)."""
+        """After every finalizer, before the teardown report: the item's tag goes on only now,
+        so nothing that sees the item while it runs (a patched report, a patched call) reads
+        from it which of the referee's items it is."""
         try:
             return (yield)
         finally:
             if item.nodeid in self.copies:
                 self._check_names(item, "after it ran")
+            label = self.labels.pop(item.nodeid, None)
+            if label is not None:
+                item.user_properties.append((REFEREE_PROPERTY, label))
 
     def _check_names(self, copy: Any, when: str) -> None:
         """Tag ``copy`` with each global name of its module bound otherwise than the pinned
@@ -164,12 +170,12 @@ class Referee:
         of = item.nodeid
         start = int(spec["start"])
         copy = self._item(config, item, str(spec["text"]), item_name(self.key, of, COPY, 0), start)
-        _tag(copy, of, COPY, item)
+        self._tag(copy, of, COPY, item)
         twins = []
         for index, twin in enumerate(spec.get("twins") or ()):
             name = item_name(self.key, of, str(twin["kind"]), index)
             made = self._item(config, item, str(twin["text"]), name, start)
-            _tag(made, of, f"{twin['kind']}:{index}", item)
+            self._tag(made, of, f"{twin['kind']}:{index}", item)
             self.extra.add(made.nodeid)
             twins.append(made)
         return copy, twins
@@ -221,19 +227,19 @@ class Referee:
             text = f"def {name}():\n    assert {value} == {other}\n"
             function = _compile(text, start, name, module_node.obj, str(host.path), config)
             canary = pytest.Function.from_parent(module_node, name=name, callobj=function)
-            _tag(canary, "", f"{kind}:{index}")
+            self._tag(canary, "", f"{kind}:{index}")
             self.extra.add(canary.nodeid)
             items.insert(self.rng.randint(0, len(items)), canary)
+
+    def _tag(self, item: Any, of: str, label: str, original: Any = None) -> None:
+        """Name what ``item`` stands for (its tag goes on at teardown); it carries what
+        ``original`` was tagged with already (its ``dod`` ids), whichever of this plugin and
+        the tagger ran first."""
+        if original is not None:
+            item.user_properties.extend(original.user_properties)
+        self.labels[item.nodeid] = [item.nodeid, of, label]
 
     def report(self, items: list[list[str]], rebound: list[list[str]]) -> dict[str, Any]:
         """The referee's section of the results: ``items`` and ``rebound`` names as the
         reports carried them."""
         return {"items": items, "errors": self.errors, "rebound": rebound}
-
-
-def _tag(item: Any, of: str, label: str, original: Any = None) -> None:
-    """Name what ``item`` stands for; it carries what ``original`` was tagged with already
-    (its ``dod`` ids), whichever of this plugin and the tagger ran first."""
-    if original is not None:
-        item.user_properties.extend(original.user_properties)
-    item.user_properties.append((REFEREE_PROPERTY, [item.nodeid, of, label]))

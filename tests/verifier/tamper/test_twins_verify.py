@@ -218,3 +218,29 @@ def test_an_unchecked_acceptance_test_fails_only_where_the_contract_requires_twi
     assert checks(verdict)["twins"]["unchecked"] == ["tests/test_core.py::test_add"]
     codes = {r["code"] for r in verdict["reasons"]}
     assert ("twins_unchecked" in codes) is required
+
+
+def test_twins_do_not_stop_a_run_whose_arguments_say_exitfirst(tmp_path: Path) -> None:
+    """A suite run with -x still runs every test: the twins' failures are by design."""
+    root = make_project(tmp_path, extra="pytest: {args: [-x]}\n")
+    write(root, "src/calc/core.py", HONEST)
+    exit_code, verdict = verify(root)
+    assert exit_code == 0, (verdict["reasons"], verdict["tamper"]["findings"])
+    assert checks(verdict)["twins"]["tests"] == ["tests/test_core.py::test_add"]
+
+
+def test_a_patch_that_reads_the_items_tags_learns_nothing_while_they_run(repo: Path) -> None:
+    """A cheat that lets the referee's twins fail and forges the rest, told apart by the tags
+    the referee puts on its items: the tags go on only at teardown, after the outcome."""
+    cheat = (
+        "import _pytest.reports as _r\n\n_made = _r.TestReport.from_item_and_call.__func__\n\n\n"
+        "def _forged(cls, item, call):\n    report = _made(cls, item, call)\n"
+        "    tags = [v for k, v in item.user_properties if k == 'loop_referee']\n"
+        "    twin = bool(tags) and not tags[0][2].startswith('copy')\n"
+        "    if call.when == 'call' and not twin:\n        report.outcome = 'passed'\n"
+        "    return report\n\n\n_r.TestReport.from_item_and_call = classmethod(_forged)\n" + BROKEN
+    )
+    write(repo, "src/calc/core.py", cheat)
+    exit_code, verdict = verify(repo)
+    assert exit_code == 25, (verdict["reasons"], verdict["tamper"]["findings"])
+    assert "twin_passed" in finding_codes(verdict)
