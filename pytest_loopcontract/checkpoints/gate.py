@@ -20,7 +20,7 @@ from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.verdict import Reason
 
-__all__ = ["contract_patterns", "diff_checkpoints"]
+__all__ = ["contract_patterns", "diff_checkpoints", "diff_matches", "request_checkpoints"]
 
 
 def contract_patterns(contract: Contract) -> tuple[Pattern, ...]:
@@ -31,19 +31,15 @@ def contract_patterns(contract: Contract) -> tuple[Pattern, ...]:
     return patterns_from_contract(contract.checkpoints, extra)
 
 
-def diff_checkpoints(
-    history: History, contract: Contract, patch: str, extra: Sequence[Match] = ()
-) -> list[Reason]:
-    """Reasons for the verdict: ``checkpoint_pending`` / ``checkpoint_denied`` per request.
+def diff_matches(contract: Contract, patch: str, extra: Sequence[Match] = ()) -> list[Match]:
+    """The contract's checkpoint patterns over the diff, plus ``extra`` matches found by other
+    checks of the same candidate (the reward rules, the run's capability policy, the review)."""
+    return [*scan_diff(patch, contract_patterns(contract)), *extra]  # paths of changed files too
 
-    ``extra`` are matches found by other checks of the same diff (the reward rules' evidence);
-    they join the file's one request, so a person clears a file's findings together.
-    """
-    patterns = contract_patterns(contract)
-    matches: list[Match] = list(scan_diff(patch, patterns))  # paths of added/changed files too
-    matches += extra
-    if not matches:
-        return []
+
+def request_checkpoints(history: History, matches: Sequence[Match]) -> list[Reason]:
+    """Reasons for the verdict: ``checkpoint_pending`` / ``checkpoint_denied``, one request
+    per file, so a person clears a file's findings together."""
     reasons = []
     ordered = sorted(matches, key=lambda m: (m.path, m.pattern_id, m.line or 0))
     for path, group in groupby(ordered, key=lambda m: m.path):
@@ -66,3 +62,10 @@ def diff_checkpoints(
                 )
             )
     return reasons
+
+
+def diff_checkpoints(
+    history: History, contract: Contract, patch: str, extra: Sequence[Match] = ()
+) -> list[Reason]:
+    """:func:`diff_matches` requested at once (see :func:`request_checkpoints`)."""
+    return request_checkpoints(history, diff_matches(contract, patch, extra))

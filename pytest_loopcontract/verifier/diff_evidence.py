@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_loopcontract.checkpoints.model import Match
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason
 from pytest_loopcontract.verifier.baseline import BaselineRecord
 from pytest_loopcontract.verifier.candidate import Candidate
@@ -32,7 +32,8 @@ __all__ = ["DiffEvidence", "diff_evidence"]
 class DiffEvidence:
     findings: list[Finding]
     checks: list[dict[str, Any]]
-    checkpoints: list[Reason]
+    checkpoints: list[Reason]  # the agent's harness files (requested already)
+    matches: list[Match]  # evidence for a person, requested with the run's (one per file)
 
 
 def _crossing(baseline: BaselineRecord, candidate: Candidate) -> list[tuple[str, str]]:
@@ -59,7 +60,7 @@ def diff_evidence(
     """The diff's findings, the reward rules' checks and the checkpoints it raises."""
     # imported here: the checkpoint table compiles a hundred regular expressions, work that
     # belongs on this thread, not before the test run starts
-    from pytest_loopcontract.checkpoints.gate import diff_checkpoints
+    from pytest_loopcontract.checkpoints.gate import diff_matches
 
     globs, allow = list(baseline.protected_globs), list(contract.protect.allow)
     findings = pin_findings(baseline.pins, candidate.files, globs, allow, baseline.contract_path)
@@ -74,9 +75,7 @@ def diff_evidence(
         root, baseline, contract, candidate.files, candidate.patch, findings
     )
     findings += reward.findings
-    checkpoints = diff_checkpoints(
-        history or History(StateDir.of(root).folder), contract, candidate.patch, reward.evidence
-    )
+    matches = diff_matches(contract, candidate.patch, reward.evidence)
     # the files that govern the agent (hooks, settings): drifted ones wait for a person
-    checkpoints += harness_checkpoints(root, history)
-    return DiffEvidence(findings, list(reward.checks), checkpoints)
+    checkpoints = harness_checkpoints(root, history)
+    return DiffEvidence(findings, list(reward.checks), checkpoints, matches)

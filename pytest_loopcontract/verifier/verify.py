@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest_loopcontract
+from pytest_loopcontract.checkpoints.model import Match
 from pytest_loopcontract.contract.model import Contract, parse_contract, parse_validated
 from pytest_loopcontract.fsio import utc_now, write_json_atomic
 from pytest_loopcontract.loop.history import History
@@ -220,34 +221,31 @@ def _gather(session: _Session, history: History | None) -> _Gathered:
     found = diff_evidence(
         session.root, session.baseline, session.contract, session.candidate, history
     )
-    checks, checkpoints = list(found.checks), list(found.checkpoints)
+    checks, matches = list(found.checks), list(found.matches)
     if session.contract.review is not None:
-        record, evidence = _review(session, history)
+        record, evidence = _review(session)
         checks += [record]
-        checkpoints += evidence
+        matches += evidence
     # read now, not after the run: the verdict names both versions
     pytest_version()
     _ = pytest_loopcontract.__version__
-    return _Gathered(found.findings, checks=checks, checkpoints=checkpoints)
+    return _Gathered(
+        found.findings, checks=checks, checkpoints=list(found.checkpoints), matches=matches
+    )
 
 
-def _review(session: _Session, history: History | None) -> tuple[dict[str, Any], list[Reason]]:
+def _review(session: _Session) -> tuple[dict[str, Any], list[Match]]:
     """The contract's judged review of the diff (``review.py``), on the gathering thread
-    beside the run; a special case becomes a checkpoint like the reward rules' evidence."""
-    from pytest_loopcontract.checkpoints.gate import diff_checkpoints
-
+    beside the run; a special case waits for a person like the reward rules' evidence."""
     plan = _acceptance_plan(session)
     tests = {
-        f"{path}::{name}": fn.text
-        for path, fns in plan.functions.items()
-        for name, fn in fns.items()
+        f"{path}::{name}": function.text
+        for path, functions in plan.functions.items()
+        for name, function in functions.items()
     }
     record, matches = run_review(session.contract, session.candidate.patch, tests)
     assert record is not None  # the contract names a review seat
-    if not matches:
-        return record, []
-    history = history or History(StateDir.of(session.root).folder)
-    return record, diff_checkpoints(history, session.contract, "", matches)
+    return record, matches
 
 
 @dataclass(frozen=True)
@@ -440,6 +438,7 @@ class _Gathered:
     checks: list[dict[str, Any]] = field(default_factory=list)
     reruns: list[dict[str, Any]] = field(default_factory=list)
     checkpoints: list[Reason] = field(default_factory=list)
+    matches: list[Match] = field(default_factory=list)  # evidence, requested after the run
 
 
 def _evidence(session: _Session, gathered: _Gathered, main: _MainRun, run: PytestRun) -> Evidence:
@@ -479,19 +478,24 @@ def _evidence(session: _Session, gathered: _Gathered, main: _MainRun, run: Pytes
     )
 
 
-def _capabilities(
-    session: _Session, run: PytestRun, gathered: _Gathered, history: History | None
-) -> None:
-    """The capability policy's report: denied uses are findings, the others wait for a
-    person like the reward rules' evidence (one request per file)."""
-    from pytest_loopcontract.checkpoints.gate import diff_checkpoints  # a thread's work
-
+def _capabilities(session: _Session, run: PytestRun, gathered: _Gathered) -> None:
+    """The capability policy's report: denied uses are findings, the others are evidence for
+    a person, requested with the diff's for the same file."""
     uses = run.results.capability_uses if run.results is not None else []
     findings, evidence = capability_findings(uses, session.contract)
     gathered.findings += findings
-    if evidence:
+    gathered.matches += evidence
+
+
+def _request_checkpoints(session: _Session, gathered: _Gathered, history: History | None) -> None:
+    """One request per file for everything a person must look at (the diff's patterns, the
+    reward rules', the run's and the review's evidence), before the harness's own."""
+    from pytest_loopcontract.checkpoints.gate import request_checkpoints
+
+    if gathered.matches:
         history = history or History(StateDir.of(session.root).folder)
-        gathered.checkpoints += diff_checkpoints(history, session.contract, "", evidence)
+        requested = request_checkpoints(history, gathered.matches)
+        gathered.checkpoints = [*requested, *gathered.checkpoints]
 
 
 def _judge(
@@ -508,7 +512,8 @@ def _judge(
     results, gathered.reruns, more = _after_run(session, main, run, gathered.errors)
     gathered.findings += [*found, *more]
     gathered.checks += [twins] if twins is not None else []
-    _capabilities(session, run, gathered, history)
+    _capabilities(session, run, gathered)
+    _request_checkpoints(session, gathered, history)
     document = evaluate(session.contract, results, _evidence(session, gathered, main, run))
     scrub_quotes(document, session.hidden)  # a quoted hidden line in any message is replaced
     return document, run, in_run

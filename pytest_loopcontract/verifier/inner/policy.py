@@ -44,6 +44,7 @@ KINDS: dict[str, tuple[str, bool, str]] = {
     "tracing": (TAMPER, False, "installs a trace or profile function"),
     "audit_hook": (TAMPER, False, "installs an audit hook"),
     "process_memory": (TAMPER, False, "opens a process's memory or environment in /proc"),
+    "referee_write": (TAMPER, False, "opens a test's source file for writing"),
     "referee_read": (EVIDENCE, False, "opens a test's source file"),
     "class_swap": (EVIDENCE, False, "assigns an object's __class__"),
     "code_new": (EVIDENCE, False, "builds a function or code object at run time"),
@@ -66,6 +67,7 @@ _SIMPLE = {
     "gc.get_referents": "gc",
 }
 _PROCESS_FILES = ("/environ", "/mem")
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 # what the baseline profiles as a test's source (the referee is not known before its run)
 _TESTISH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 _STDLIB = os.path.dirname(os.path.realpath(os.__file__)) + os.sep
@@ -171,6 +173,8 @@ class Policy:
             kind, detail = self._opened(args[0])
             if not kind:
                 return
+            if kind == "referee_read" and _writes(args):
+                kind = "referee_write"
         frames = _frames(sys._getframe(2))
         if not self.configured:
             self._early.append((kind, detail, list(frames)))
@@ -258,6 +262,15 @@ class Policy:
     def take(self) -> list[dict[str, Any]]:
         taken, self.seen = self.seen, []
         return taken
+
+
+def _writes(args: tuple[Any, ...]) -> bool:
+    """Whether an ``open`` event's mode or flags ask for writing."""
+    mode = args[1] if len(args) > 1 else None
+    flags = args[2] if len(args) > 2 else 0
+    if isinstance(mode, str) and any(c in mode for c in "wax+"):
+        return True
+    return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
 
 
 def _identities(root: str, paths: Iterable[str]) -> dict[tuple[int, int], str]:

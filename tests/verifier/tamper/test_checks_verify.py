@@ -489,13 +489,16 @@ def test_code_under_test_cannot_rewrite_tests_or_golden_files_in_the_sandbox(
     golden: Path,
 ) -> None:
     """In the sandbox the referee's files are read-only: the rewrites fail, the real tests
-    run and fail, and nothing of the referee changed."""
+    run and fail, and nothing of the referee changed. Opening a test's source for writing is
+    itself denied by the capability policy."""
     try:
         write(golden, "src/calc/core.py", REWRITER)
         code, verdict = verify(golden)
         assert verdict["isolation"] == "sandbox"
-        assert code == 20, verdict["reasons"]
+        assert code == 25, verdict["reasons"]
         assert "referee_changed_during_run" not in finding_codes(verdict)
+        (denied,) = [f for f in verdict["tamper"]["findings"] if f["code"] == "capability_denied"]
+        assert "opens tests/test_core.py" in denied["message"]
         assert (golden / "tests/test_core.py").read_text() == GOLDEN_TESTS
     finally:
         reset(golden)
@@ -516,7 +519,9 @@ def test_process_isolation_names_the_rewritten_referee(
             f for f in verdict["tamper"]["findings"] if f["code"] == "referee_changed_during_run"
         ]
         assert "tests/data/expected.txt" in finding["message"]
-        assert "tests/test_core.py" in finding["message"]
+        # the test file itself was not rewritten: the policy denied the open for writing
+        assert "tests/test_core.py" not in finding["message"]
+        assert "capability_denied" in finding_codes(verdict)
         # an honest fix under the same isolation changes nothing and passes
         reset(golden)
         honest = "def add(a, b):\n    return a + b\n\n\ndef render():\n    return 'sum: 42\\n'\n"
@@ -584,7 +589,10 @@ def test_bytecode_planted_for_a_later_test_file_is_refused(
         code, verdict = verify(golden)
         assert verdict["isolation"] == mode
         if mode == "sandbox":
-            assert code == 20, verdict["reasons"]
+            # the real tests ran and failed; reading the test's source waits for a person
+            assert code == 24, verdict["reasons"]
+            assert any("opens tests/test_core.py" in m for m in pending(verdict))
+            assert any(r["code"] == "hard_gate_failed" for r in verdict["reasons"])
         else:
             assert code == 25, verdict["reasons"]
             (finding,) = [
