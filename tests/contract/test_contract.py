@@ -340,8 +340,9 @@ ERRORS = {
     "unknown top-level key": (
         HEAD + "zzz: 1\n",
         "3:1: zzz: unknown key 'zzz'; allowed keys: version, id, goal, mode, dod, gates, protect,"
-        " boundaries, constraints, budget, stop_when, tamper, egress, on_item_done, turn_timeout,"
-        " checkpoints, push, pytest, isolation, judged, bracket, contest, seats, github",
+        " boundaries, constraints, budget, stop_when, tamper, review, egress, on_item_done,"
+        " turn_timeout, checkpoints, push, pytest, isolation, judged, bracket, contest, seats,"
+        " github",
     ),
     "push gates": (
         HEAD + "push:\n  gates: sometimes\n",
