@@ -22,7 +22,9 @@ round. Per event kind, the median per-event time of each variant and the differe
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -96,7 +98,16 @@ def main() -> int:
             "anchor_runs_us": spread,
         }
         print(f"{kind:16s} none {none:7.3f} us  hook {hook:7.3f} us  added {hook - none:7.3f} us")
-    print(json.dumps({"benchmark": "policy", "events": args.events, "per_event": table}))
+    result = {
+        "benchmark": "policy",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "loadavg_at_end": [round(x, 2) for x in os.getloadavg()],
+        "parameters": {"repeat": args.repeat, "events": args.events, "warmup_rounds": 1},
+        "per_event": table,
+    }
+    path = HERE / "results" / f"policy-{dt.date.today().isoformat()}.json"
+    path.write_text(json.dumps(result, indent=2) + "\n", "utf-8")
+    print(f"results: {path}")
     return 0
 
 
