@@ -252,3 +252,13 @@ def test_a_swap_the_policy_cannot_attribute_is_caught_by_its_outcome(repo: Path)
     assert code == 25, (verdict["reasons"], verdict["tamper"]["findings"])
     assert "capability_denied" not in finding_codes(verdict)
     assert {"twin_passed", "canary_wrong"} <= finding_codes(verdict)
+
+
+def test_uses_on_xdist_workers_reach_the_verdict(tmp_path: Path) -> None:
+    """Each worker has its own hook; what it records travels on its tests' reports."""
+    pytest.importorskip("xdist")
+    root = make_project(tmp_path, extra="pytest: {args: [-n, '2', -p, xdist]}\n")
+    write(root, "src/calc/core.py", DENIED["proc-environ"])
+    code, verdict = run_verify(root)
+    assert code == 25, (verdict["reasons"], verdict["tamper"]["findings"])
+    assert "capability_denied" in finding_codes(verdict)
