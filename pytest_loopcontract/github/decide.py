@@ -31,7 +31,7 @@ from pytest_loopcontract.github.publish import (
     read_state,
     write_state,
 )
-from pytest_loopcontract.github.pulls import CandidatePR, list_candidates
+from pytest_loopcontract.github.pulls import CandidatePR, contest_pulls
 from pytest_loopcontract.github.review_gate import GateDecision, gate_for_pr
 from pytest_loopcontract.github.state_branch import update_files
 from pytest_loopcontract.github.statuses import StatusDecision, StatusState, set_winner_statuses
@@ -135,7 +135,9 @@ def gate(
             "none", None, f"#{pr_number} is not the proposed winner (#{winner_pr})", winner_pr
         )
     recorded = result.get("decision")
-    candidates = list_candidates(repo, contract_id)
+    # every pull request that claims the contest, on any base and refused or not: all of
+    # their authors take part, and none of them may share the winner's head
+    candidates = contest_pulls(repo, contract_id)
     participants = participant_logins(
         candidates=candidates,
         recorded_pulls=pulls,

@@ -22,6 +22,7 @@ from github.Repository import Repository
 
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.github.pulls import CandidatePR
+from pytest_loopcontract.github.seat_claims import seat_logins
 
 __all__ = ["contract_logins", "participant_logins", "token_login"]
 
@@ -33,8 +34,7 @@ def contract_logins(contract: Contract) -> frozenset[str]:
     logins: set[str] = set()
     for seat in contract.seats:
         logins.add(str(seat.get("name") or ""))
-        github = seat.get("github")
-        logins.update([github] if isinstance(github, str) else [str(g) for g in github or ()])
+        logins.update(seat_logins(seat))
     return frozenset(login for login in logins if login)
 
 

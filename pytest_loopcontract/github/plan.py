@@ -32,15 +32,19 @@ def matrix_of(candidates: Sequence[CandidatePR]) -> list[dict[str, Any]]:
     return rows
 
 
-def plan(repo: Repository, contract_id: str, *, only_pr: int | None = None) -> list[dict[str, Any]]:
-    """The candidates of ``contract_id`` among the repository's open pull requests.
+def plan(
+    repo: Repository, contract_id: str, *, only_pr: int | None = None, base: str | None = None
+) -> list[dict[str, Any]]:
+    """The candidates of ``contract_id`` among the repository's open pull requests against
+    ``base`` (the contract's ``github.base``, :func:`.pulls.contest_base`; None: the default
+    branch).
 
     ``only_pr``: the pull request whose event started the run. A run is controlled by that
     pull request (GitHub takes the workflow from it), and publish takes from a run only the
     artifact of its own pull request, so a ``pull_request`` run verifies just that one, against
     its own base; the others are verified by their own runs.
     """
-    candidates = list_candidates(repo, contract_id)
+    candidates = list_candidates(repo, contract_id, base=base)
     if only_pr is not None:
         candidates = [c for c in candidates if c.number == only_pr]
     return matrix_of(candidates)

@@ -5,7 +5,9 @@ code. Everything that came from the candidates is data:
 
 * the list of candidates, their head SHAs and authors come from the API, never from an
   artifact (for a fork ``workflow_run.pull_requests`` is empty, so the open pull requests are
-  listed instead);
+  listed instead); only those against the contest's base branch count (:mod:`.pulls`), and
+  only those that may hold the seat they claim (:mod:`.seat_claims`): a refused claim gets its
+  comment and a ``failure`` status, and no stage, score or place in the state;
 * each artifact is checked (layout, sizes, JSON, the verdict schema, the SHA it claims) and a
   verdict measured against another contract, or not by the isolated launcher, is refused;
 * the judges (commands from the default branch's contract) get the diffs inside scrubbed
@@ -19,7 +21,8 @@ Requests for the publish of one run: the pull list, the state read and write, th
 workflow at the head and on the default branch, the run's pull request's files, and at most
 four per candidate (find the comment, write it, set the status, create the check run): ``6 + 4N``
 when something changed, plus one per 50 annotations past a check run's first 50
-(:mod:`.checks`: at most three more per candidate), and only reads when nothing did.
+(:mod:`.checks`: at most three more per candidate), three per refused claim (no check run),
+and only reads when nothing did.
 """
 
 from __future__ import annotations
@@ -68,7 +71,8 @@ from pytest_loopcontract.github.contest_state import (
     state_path,
     write_state,
 )
-from pytest_loopcontract.github.pulls import CandidatePR, list_candidates
+from pytest_loopcontract.github.pulls import CandidatePR, contest_base, list_candidates
+from pytest_loopcontract.github.seat_claims import SeatRefusal, seat_bindings, settle_claims
 from pytest_loopcontract.github.statuses import StatusDecision, set_winner_statuses
 from pytest_loopcontract.github.trust import VerifyRun
 from pytest_loopcontract.github.verification import Verification, collect_verifications
@@ -80,6 +84,7 @@ __all__ = [
     "comment_body",
     "publish",
     "read_state",
+    "refusal_body",
     "state_path",
     "write_state",
 ]
@@ -105,6 +110,16 @@ class PublishOutcome:
     # per pull request: its head and the accepted verdict (what the SARIF and check run show)
     verdicts: Mapping[int, tuple[str, Mapping[str, Any]]] = field(default_factory=dict)
     checks: Mapping[int, int] = field(default_factory=dict)  # pull request -> check run id
+    refused: Sequence[SeatRefusal] = ()  # pull requests that claim a seat they may not hold
+
+
+@dataclass(frozen=True)
+class _Notice:
+    """What one pull request is told: its sticky comment, and its status (None: left as is)."""
+
+    number: int
+    body: str
+    status: StatusDecision | None
 
 
 def _new_state(
@@ -142,9 +157,11 @@ def publish(
     reads every artifact. A recorded approval of the same winner at the same head is kept (the
     gate re-reads the reviews); once that winner is merged, the contest is final.
     """
-    candidates = list_candidates(repo, contract.id)
+    pulls = list_candidates(repo, contract.id, base=contest_base(contract))
+    claims = settle_claims(pulls, seat_bindings(contract), bot_login=bot_login)
+    candidates = list(claims.candidates)
     state, state_sha = read_state_and_sha(repo, contract.id)
-    if _final(state, candidates):
+    if _final(state, pulls):
         log.info("contest %s was decided and its winner merged: nothing to publish", contract.id)
         result = dict(state["result"]) if state else {}
         summary = render_markdown(result, max_chars=SUMMARY_CHARS)
@@ -164,9 +181,8 @@ def publish(
     result = _score(contract, entries, configured, workdir, run_id, bot_login, repo.full_name)
     result["lessons"] = [lesson_document(lesson) for lesson in lessons]
     carried = _carry_decision(state, result, entries)
-    comments, decisions = _comment(
-        repo, contract.id, result, entries, carried, bot_login, summary_pointer
-    )
+    notices = _notices(result, entries, claims.refused, carried, summary_pointer)
+    comments, decisions = _post_notices(repo, contract.id, notices, bot_login)
     statuses = set_winner_statuses(repo, decisions, check_existing=False) if decisions else []
     checks = _check_runs(repo, entries, comments)
     by_seat = {e["doc"]["seat"]: e for e in entries}
@@ -179,32 +195,48 @@ def publish(
         write_state(repo, contract.id, new_state, known_sha=state_sha)
     summary = render_markdown(result, max_chars=SUMMARY_CHARS)
     verdicts = {e["pr"].number: (e["pr"].head_sha, e["verdict"]) for e in entries if e["verdict"]}
-    return PublishOutcome(result, comments, statuses, winner_pr, summary, verdicts, checks)
+    return PublishOutcome(
+        result, comments, statuses, winner_pr, summary, verdicts, checks, claims.refused
+    )
 
 
-def _comment(
-    repo: Repository,
-    contract_id: str,
+def _notices(
     result: Mapping[str, Any],
     entries: Sequence[Mapping[str, Any]],
+    refused: Sequence[SeatRefusal],
     carried: bool,
-    bot_login: str,
-    summary_pointer: str,
-) -> tuple[dict[int, str], list[StatusDecision]]:
-    """One sticky comment per pull request (what was done to it), and the statuses to set:
-    none where the comment did not change, none for a carried winner's approval."""
-    comments: dict[int, str] = {}
-    decisions: list[StatusDecision] = []
+    pointer: str,
+) -> list[_Notice]:
+    """Each candidate's and each refused claim's comment and status. No status for a carried
+    winner's approval, nor for a refused claim whose head is a candidate's: a status belongs
+    to the commit, and that commit's status is the candidate's."""
+    notices = []
     for entry in entries:
         cand: CandidatePR = entry["pr"]
-        body = comment_body(result, entry["doc"], summary_pointer)
-        comments[cand.number] = upsert_sticky_comment(
-            repo, cand.number, contract_id=contract_id, body=body, bot_login=bot_login
+        keep = carried and result.get("winner") == entry["doc"]["seat"]
+        status = None if keep else _status(result, entry["doc"], cand)
+        notices.append(_Notice(cand.number, comment_body(result, entry["doc"], pointer), status))
+    heads = {entry["pr"].head_sha for entry in entries}
+    for refusal in refused:
+        pull = refusal.pull
+        status = None if pull.head_sha in heads else _refusal_status(refusal)
+        notices.append(_Notice(pull.number, refusal_body(result, refusal, pointer), status))
+    return notices
+
+
+def _post_notices(
+    repo: Repository, contract_id: str, notices: Sequence[_Notice], bot_login: str
+) -> tuple[dict[int, str], list[StatusDecision]]:
+    """One sticky comment per pull request (what was done to it), and the statuses to set:
+    none where the comment did not change."""
+    comments: dict[int, str] = {}
+    decisions: list[StatusDecision] = []
+    for notice in notices:
+        comments[notice.number] = upsert_sticky_comment(
+            repo, notice.number, contract_id=contract_id, body=notice.body, bot_login=bot_login
         )
-        if comments[cand.number] == "unchanged":
-            continue  # nothing changed for this pull request: no status write either
-        if not (carried and result.get("winner") == entry["doc"]["seat"]):
-            decisions.append(_status(result, entry["doc"], cand))
+        if comments[notice.number] != "unchanged" and notice.status is not None:
+            decisions.append(notice.status)
     return comments, decisions
 
 
@@ -231,8 +263,10 @@ def _check_runs(
     return posted
 
 
-def _final(state: Mapping[str, Any] | None, candidates: Sequence[CandidatePR]) -> bool:
-    """An approved winner that is no longer open (merged): its decision is final."""
+def _final(state: Mapping[str, Any] | None, pulls: Sequence[CandidatePR]) -> bool:
+    """An approved winner that is no longer open (merged): its decision is final. ``pulls``
+    are all the contest's open pull requests, refused claims included: a winner whose seat
+    another pull request claims is still open."""
     if not state:
         return False
     result = state.get("result") or {}
@@ -240,7 +274,7 @@ def _final(state: Mapping[str, Any] | None, candidates: Sequence[CandidatePR]) -
     if decision.get("decision") != "approve":
         return False
     pull = (state.get("pulls") or {}).get(result.get("winner")) or {}
-    return pull.get("pr") not in {c.number for c in candidates}
+    return pull.get("pr") not in {c.number for c in pulls}
 
 
 def _carry_decision(
@@ -453,7 +487,21 @@ def comment_body(result: Mapping[str, Any], doc: Mapping[str, Any], pointer: str
     if refusal is not None:
         why = escape_markdown_inline(str(reason.get("message") or ""), limit=1500)
         stage = f"{refusal}.\n\n**Why** (`{reason['code']}`): {why}"
-    head = f"**This pull request is seat `{seat}`**: {stage}.\n\n"
+    return _with_report(f"**This pull request is seat `{seat}`**: {stage}.\n\n", result, pointer)
+
+
+def refusal_body(result: Mapping[str, Any], refusal: SeatRefusal, pointer: str) -> str:
+    """The comment of a pull request that claims a seat it may not hold: why, what to do."""
+    seat = escape_markdown_inline(refusal.pull.seat, limit=80)
+    why = escape_markdown_inline(refusal.message, limit=1500)
+    head = (
+        f"**This pull request claims seat `{seat}` but is not its candidate**, so it cannot "
+        f"win.\n\n**Why** (`{refusal.code}`, `{refusal.reason}`): {why}\n\n"
+    )
+    return _with_report(head, result, pointer)
+
+
+def _with_report(head: str, result: Mapping[str, Any], pointer: str) -> str:
     return head + render_markdown(
         result, max_chars=COMMENT_LIMIT - len(head) - 500, summary_pointer=pointer
     )
@@ -467,6 +515,12 @@ def _status(result: Mapping[str, Any], doc: Mapping[str, Any], cand: CandidatePR
     return StatusDecision(
         cand.number, cand.head_sha, "failure", f"not the winner: {doc['stage']} ({reason})"
     )
+
+
+def _refusal_status(refusal: SeatRefusal) -> StatusDecision:
+    pull = refusal.pull
+    text = f"not a candidate of seat {pull.seat}: {refusal.code} ({refusal.reason})"
+    return StatusDecision(pull.number, pull.head_sha, "failure", text)
 
 
 def _pulls(entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -11,14 +11,19 @@ Why it is built this way:
 * **Forks are found by SHA.** Without ``pull_requests`` the run's ``head_sha`` is looked up
   (commit -> pulls API first, then the open pull requests, paginated), never by trusting the
   branch name alone: two forks may use the same branch name.
-* Candidacy itself (branch or label, seat) is decided by the pure :mod:`.events`.
+* **One base.** Only a pull request against the contest's base branch (the contract's
+  ``github.base``, else the repository's default branch, read from the listed pull requests
+  themselves: no extra request) is a candidate; one against another branch is logged and left
+  out. Its baseline, its protected paths and its contract would be another branch's.
+* Candidacy itself (branch or label, seat) is decided by the pure :mod:`.events`; whether the
+  author may hold the seat it claims, by :mod:`.seat_claims`.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,11 +31,14 @@ from github.GithubException import GithubException
 from github.PullRequest import PullRequest
 from github.Repository import Repository
 
+from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.github.events import contest_of_pull, is_valid_id
 
 __all__ = [
     "CandidatePR",
     "candidate_from_pull",
+    "contest_base",
+    "contest_pulls",
     "is_commit_sha",
     "list_candidates",
     "pr_for_workflow_run",
@@ -43,7 +51,9 @@ _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 @dataclass(frozen=True)
 class CandidatePR:
-    """One pull request competing in a contest, as the API reports it now."""
+    """One pull request competing in a contest, as the API reports it now: its number, its
+    head, the seat it claims, its author and where its head lives (``head_repo``: owner/name,
+    empty when that repository was deleted) and which branch it targets."""
 
     number: int
     head_sha: str
@@ -52,6 +62,8 @@ class CandidatePR:
     author: str
     fork: bool
     state: str
+    head_repo: str = ""
+    base_ref: str = ""
 
 
 def is_commit_sha(value: object) -> bool:
@@ -79,24 +91,52 @@ def candidate_from_pull(pr: PullRequest, contract_id: str | None = None) -> Cand
         author=author,
         fork=fork,
         state=pr.state,
+        head_repo=head_repo.full_name if head_repo is not None else "",
+        base_ref=pr.base.ref,
     )
 
 
-def list_candidates(repo: Repository, contract_id: str) -> list[CandidatePR]:
-    """The open pull requests of contest ``contract_id``, by number (all pages read)."""
+def contest_base(contract: Contract) -> str | None:
+    """The branch the contest's candidates target: ``github.base``, None for the repository's
+    default branch."""
+    base = contract.github.get("base")
+    return str(base) if base else None
+
+
+def _claims(repo: Repository, contract_id: str) -> Iterator[tuple[PullRequest, CandidatePR]]:
+    """Every open pull request that claims contest ``contract_id`` (all pages read)."""
     if not is_valid_id(contract_id):
         raise ValueError(f"invalid contract id {contract_id!r}")
-    found = [
-        candidate
-        for pr in repo.get_pulls(state="open")
-        if (candidate := candidate_from_pull(pr, contract_id)) is not None
-    ]
-    found.sort(key=lambda c: c.number)
-    seats = [c.seat for c in found]
-    for seat in sorted({s for s in seats if seats.count(s) > 1}):
-        numbers = ", ".join(f"#{c.number}" for c in found if c.seat == seat)
-        log.warning("contest %s: seat %r is claimed by %s", contract_id, seat, numbers)
-    return found
+    for pr in repo.get_pulls(state="open"):
+        candidate = candidate_from_pull(pr, contract_id)
+        if candidate is not None:
+            yield pr, candidate
+
+
+def contest_pulls(repo: Repository, contract_id: str) -> list[CandidatePR]:
+    """Every open pull request that claims contest ``contract_id``, whatever its base and
+    whoever opened it, by number: everyone who takes part (the gate's wide net)."""
+    return sorted((c for _, c in _claims(repo, contract_id)), key=lambda c: c.number)
+
+
+def list_candidates(
+    repo: Repository, contract_id: str, *, base: str | None = None
+) -> list[CandidatePR]:
+    """The open pull requests of contest ``contract_id`` against ``base`` (None: the
+    repository's default branch), by number; the others are logged and left out."""
+    found = []
+    for pr, candidate in _claims(repo, contract_id):
+        wanted = base or pr.base.repo.default_branch
+        if candidate.base_ref == wanted:
+            found.append(candidate)
+        else:
+            log.info(
+                "pull request #%d targets %r, not the contest's base %r: not a candidate",
+                candidate.number,
+                candidate.base_ref,
+                wanted,
+            )
+    return sorted(found, key=lambda c: c.number)
 
 
 def _event_numbers(run: Mapping[str, Any], head_sha: str) -> list[int]:

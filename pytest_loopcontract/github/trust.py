@@ -38,7 +38,7 @@ from github.Repository import Repository
 
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.github.missing import is_missing
-from pytest_loopcontract.github.pulls import is_commit_sha
+from pytest_loopcontract.github.pulls import CandidatePR, is_commit_sha
 from pytest_loopcontract.verifier.workspace import match_glob
 
 __all__ = [
@@ -71,13 +71,32 @@ MAX_FILES = 3000
 
 @dataclass(frozen=True)
 class VerifyRun:
-    """The verify run that triggered this publish, as GitHub's ``workflow_run`` event says."""
+    """The verify run that triggered this publish, as GitHub's ``workflow_run`` event says:
+    its head, the workflow file that ran, the pull requests it names (none for a fork's run)
+    and where its head lives (``head_repo`` owner/name, ``head_branch``)."""
 
     id: str
     head_sha: str
     path: str
     event: str
     pull_numbers: tuple[int, ...] = ()
+    head_repo: str = ""
+    head_branch: str = ""
+
+    def speaks_for(self, cand: CandidatePR) -> bool:
+        """Whether this is ``cand``'s run: the same head SHA *and* the same pull request, by
+        the number the event names or, for a fork's run (GitHub names none there), by its
+        head repository and branch. So a copy of a candidate's head commit in someone else's
+        pull request never gets that candidate's verification written, good or bad. A run
+        that says neither (no event around it) is matched by its SHA alone."""
+        if cand.head_sha != self.head_sha:
+            return False
+        if self.pull_numbers:
+            return cand.number in self.pull_numbers
+        if self.head_repo:
+            head = (cand.head_repo.casefold(), cand.head_ref)
+            return head == (self.head_repo.casefold(), self.head_branch)
+        return True
 
     @classmethod
     def from_event(cls, event: Mapping[str, Any]) -> VerifyRun | None:
@@ -92,12 +111,15 @@ class VerifyRun:
         ]
         # A called (reusable) workflow reports "path@ref"; the file is the part before "@".
         path = str(run.get("path") or "").split("@", 1)[0]
+        head = run.get("head_repository")
         return cls(
             id=str(run.get("id") or ""),
             head_sha=str(run["head_sha"]),
             path=path,
             event=str(run.get("event") or ""),
             pull_numbers=tuple(sorted(n for n in numbers if type(n) is int)),
+            head_repo=str((head if isinstance(head, Mapping) else {}).get("full_name") or ""),
+            head_branch=str(run.get("head_branch") or ""),
         )
 
 
@@ -235,13 +257,10 @@ def check_run(
     number: int,
     workflow: WorkflowCheck,
 ) -> TrustCheck:
-    """Whether ``run`` may speak for pull request ``number`` (whose head is the run's SHA)."""
-    problems = []
-    if run.pull_numbers and number not in run.pull_numbers:
-        problems.append(f"the run was for {', '.join(f'#{n}' for n in run.pull_numbers)}")
+    """Whether ``run`` may speak for pull request ``number``, which is its own (the same head
+    SHA and pull request: :meth:`VerifyRun.speaks_for`)."""
     problem = workflow.problem(run)
-    if problem is not None:
-        problems.append(problem)
+    problems = [] if problem is None else [problem]
     try:
         files = pull_files(repo, number)
     except ValueError as exc:

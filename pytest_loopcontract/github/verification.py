@@ -3,8 +3,10 @@
 Why it is built this way:
 
 * **One run, one candidate.** A pull request controls the verify run it triggered, so a run
-  speaks only for the candidate whose head (from the API) is the run's head SHA, and only when
-  exactly one candidate has that head: pull requests sharing a head commit are all
+  speaks only for the candidate whose head (from the API) is the run's head SHA and that is the
+  run's own pull request (:meth:`.VerifyRun.speaks_for`: by number, or for a fork by head
+  repository and branch), and only when exactly one candidate has that head: pull requests
+  sharing a head commit are all
   ``duplicate_head`` (one run, or one forged artifact, would otherwise speak for both), and
   none of them can win. Every other candidate keeps the verification recorded on the data
   branch for its current head, or waits for its own run.
@@ -114,7 +116,7 @@ def collect_verifications(
 
 
 def _is_own(cand: CandidatePR, run: VerifyRun | None) -> bool:
-    return run is None or cand.head_sha == run.head_sha
+    return run is None or run.speaks_for(cand)
 
 
 def _duplicate(cand: CandidatePR, numbers: Sequence[int]) -> Verification:

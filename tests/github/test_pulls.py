@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from github.Repository import Repository
 
+from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.github.client import make_github
-from pytest_loopcontract.github.pulls import CandidatePR, list_candidates, pr_for_workflow_run
+from pytest_loopcontract.github.plan import plan
+from pytest_loopcontract.github.pulls import (
+    CandidatePR,
+    contest_base,
+    contest_pulls,
+    list_candidates,
+    pr_for_workflow_run,
+)
 from testing.fake_github import FakeGitHub, validate_event
 
 
@@ -21,6 +31,10 @@ def gh() -> Iterator[FakeGitHub]:
     with FakeGitHub() as server:
         server.add_repo("octo", "demo")
         yield server
+
+
+def contract_of(extra: str) -> Contract:
+    return parse_contract(f"version: 1\nid: calc\n{extra}".encode(), Path("loopcontract.yml"))
 
 
 def repo_of(gh: FakeGitHub) -> Repository:
@@ -39,13 +53,42 @@ def test_list_candidates_reads_every_page_and_keeps_only_the_contest(gh: FakeGit
     repo = repo_of(gh)
     start = len(gh.requests)
     found = list_candidates(repo, "calc")
+    here, main = "octo/demo", "main"
     assert found == [
-        CandidatePR(300, sha(300), "loop-contract/calc/alice", "alice", "alice", False, "open"),
-        CandidatePR(302, sha(302), "try-it", "carol", "carol", True, "open"),
-        CandidatePR(5000, sha(5000), "loop-contract/calc/erin", "erin", "erin", True, "open"),
-    ]
+        CandidatePR(
+            300, sha(300), "loop-contract/calc/alice", "alice", "alice", False, "open", here, main
+        ),
+        CandidatePR(302, sha(302), "try-it", "carol", "carol", True, "open", "carol/demo", main),
+        CandidatePR(
+            5000, sha(5000), "loop-contract/calc/erin", "erin", "erin", True, "open", "erin/demo",
+            main,
+        ),
+    ]  # fmt: skip
     pages = [p for m, p in gh.requests[start:] if p == "/repos/octo/demo/pulls"]
     assert len(pages) == 3  # 235 open pulls, 100 a page
+
+
+def test_only_pull_requests_against_the_contest_base_are_candidates(
+    gh: FakeGitHub, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One base: the default branch unless the contract's ``github.base`` says otherwise; a
+    pull request against another branch is left out with a note, at no extra request (the
+    default branch is read from the listed pull requests). The gate's net takes every base."""
+    gh.add_pull(1, "loop-contract/calc/alice", sha(1), "alice")
+    gh.add_pull(2, "loop-contract/calc/bob", sha(2), "bob", base_ref="release", fork=True)
+    gh.add_pull(3, "try", sha(3), "carol", base_ref="release", labels=["loop-contract:calc"])
+    repo = repo_of(gh)
+    start = len(gh.requests)
+    with caplog.at_level(logging.INFO, logger="loopcontract.github"):
+        assert [c.number for c in list_candidates(repo, "calc")] == [1]
+    assert len(gh.requests) - start == 1  # the pull list, one page
+    assert "#2 targets 'release', not the contest's base 'main'" in caplog.text
+    assert [c.number for c in list_candidates(repo, "calc", base="release")] == [2, 3]
+    assert [c.base_ref for c in contest_pulls(repo, "calc")] == ["main", "release", "release"]
+    assert contest_base(contract_of("github: {base: release}\n")) == "release"
+    assert contest_base(contract_of("")) is None
+    assert [row["pr"] for row in plan(repo, "calc", base="release")] == [2, 3]
+    assert plan(repo, "calc", only_pr=2) == []  # not against the default branch
 
 
 def test_list_candidates_rejects_a_bad_contract_id(gh: FakeGitHub) -> None:
@@ -75,7 +118,9 @@ def test_fork_pull_found_by_head_sha_when_the_event_lists_none(gh: FakeGitHub) -
     assert event["workflow_run"]["pull_requests"] == []
     found = pr_for_workflow_run(repo_of(gh), event)
     assert found == [
-        CandidatePR(150, sha(150), "loop-contract/calc/eve", "eve", "eve", True, "open"),
+        CandidatePR(
+            150, sha(150), "loop-contract/calc/eve", "eve", "eve", True, "open", "eve/demo", "main"
+        ),
     ]
 
 

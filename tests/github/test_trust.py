@@ -22,6 +22,7 @@ from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.decide import gate
 from pytest_loopcontract.github.participants import contract_logins
 from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
+from pytest_loopcontract.github.pulls import CandidatePR
 from pytest_loopcontract.github.trust import (
     DEFAULT_VERIFY_WORKFLOW,
     PullFile,
@@ -89,7 +90,6 @@ def test_the_honest_run_proposes_the_winner_and_never_sets_success(
         ("own workflow named like the verify workflow", {"path": ".github/workflows/evil.yml"}),
         ("a reusable workflow's path", {"path": ".github/workflows/evil.yml@refs/heads/x"}),
         ("not a pull_request run", {"event": "workflow_dispatch"}),
-        ("the run names another pull request", {"number": 12}),
     ],
 )
 def test_a_run_of_another_workflow_is_untrusted(
@@ -231,6 +231,17 @@ def test_a_run_for_one_head_never_speaks_for_another(field: dict[str, Any], tmp_
         assert gh.comments(11) == [] and gh.statuses(field["heads"]["good"]) == []
 
 
+def test_a_run_that_names_another_pull_request_speaks_for_none(
+    field: dict[str, Any], tmp_path: Path
+) -> None:
+    """A run at good's head that names #12 is neither good's run (another pull request) nor
+    #12's (another head): nothing is recorded for anyone, good keeps what it had."""
+    with server(field) as gh:
+        outcome = run_publish(gh, field, tmp_path, run=verify_run(field["heads"]["good"], 12))
+        assert outcome.result["candidates"] == []
+        assert gh.comments(11) == [] and gh.statuses(field["heads"]["good"]) == []
+
+
 def test_verify_run_from_event() -> None:
     event = {"workflow_run": {"id": 5, "head_sha": "a" * 40, "event": "pull_request",
              "path": ".github/workflows/v.yml@refs/heads/main",
@@ -238,6 +249,31 @@ def test_verify_run_from_event() -> None:
     run = VerifyRun.from_event(event)
     assert run == VerifyRun("5", "a" * 40, ".github/workflows/v.yml", "pull_request", (3,))
     assert VerifyRun.from_event({"pull_request": {}}) is None
+
+
+def test_a_run_is_matched_by_pull_request_and_head_sha_together() -> None:
+    """GitHub names no pull request in a fork's ``workflow_run``; its head repository and
+    branch say which pull request it ran for. The SHA alone never does: anyone can open a pull
+    request at a copy of another's head commit."""
+    sha = "a" * 40
+    mine = CandidatePR(11, sha, "loop-contract/calc/good", "good", "ann", True, "open", "ann/calc")
+    with FakeGitHub() as gh:
+        gh.add_repo("octo", "calc")
+        gh.add_pull(11, "loop-contract/calc/good", sha, "ann", fork=True)
+        gh.add_workflow_run(
+            1, head_sha=sha, head_branch="loop-contract/calc/good", head_owner="ann"
+        )
+        gh.add_workflow_run(2, head_sha=sha, head_branch="feature/copy", head_owner="mallory")
+        gh.add_workflow_run(3, head_sha=sha, head_branch="loop-contract/calc/good")
+        own, copy, here = (VerifyRun.from_event(gh.workflow_run_event(n)) for n in (1, 2, 3))
+    assert own is not None and (own.head_repo, own.pull_numbers) == ("ann/calc", ())
+    assert own.speaks_for(mine)
+    assert copy is not None and not copy.speaks_for(mine)  # another fork, same commit
+    assert here is not None and not here.speaks_for(mine)  # this repository's branch
+    named = VerifyRun("5", sha, DEFAULT_VERIFY_WORKFLOW, "pull_request", (12,), "octo/calc")
+    assert not named.speaks_for(mine)  # the event names another pull request
+    assert VerifyRun("5", sha, DEFAULT_VERIFY_WORKFLOW, "pull_request", (11,)).speaks_for(mine)
+    assert not VerifyRun("5", "b" * 40, DEFAULT_VERIFY_WORKFLOW, "pull_request").speaks_for(mine)
 
 
 # --------------------------------------------------------------------------- the gate

@@ -26,6 +26,7 @@ from pytest_loopcontract.github.decide import gate
 from pytest_loopcontract.github.participants import contract_logins
 from pytest_loopcontract.github.plan import plan
 from pytest_loopcontract.github.publish import publish
+from pytest_loopcontract.github.pulls import contest_base
 from pytest_loopcontract.github.trust import VerifyRun
 from pytest_loopcontract.github.verify_pr import verify_pull_request
 from pytest_loopcontract.verifier.reports.output import write_report
@@ -83,7 +84,8 @@ def _verify(
 
 def _plan(env: ActionsEnv, repo: Repository, contract: Contract) -> int:
     number = (env.event().get("pull_request") or {}).get("number")
-    rows = plan(repo, contract.id, only_pr=number if isinstance(number, int) else None)
+    only = number if isinstance(number, int) else None
+    rows = plan(repo, contract.id, only_pr=only, base=contest_base(contract))
     env.set_output("candidates", json.dumps(rows))
     env.set_output("count", str(len(rows)))
     print(json.dumps(rows))
