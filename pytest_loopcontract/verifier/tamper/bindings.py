@@ -14,7 +14,9 @@ level, and how:
 - ``NAME = <literal>`` binds ``NAME`` to an immutable value equal to that literal.
 
 A name bound anywhere else in the module's scope too (twice, in an ``if`` or ``try``, by a
-loop, or declared ``global`` in a function) is left out: what it must mean is not one thing.
+loop, or declared ``global`` in a function) is left out: what it must mean is not one thing. A
+module that can bind names dynamically (``exec``, ``globals()``, ``setattr``, ``__dict__``) is
+left out whole.
 """
 
 from __future__ import annotations
@@ -41,9 +43,17 @@ class Binding(NamedTuple):
     line: int
 
 
+_DYNAMIC_CALLS = frozenset({"exec", "globals", "locals", "vars", "setattr", "__import__"})
+
+
 def module_bindings(source: str) -> list[Binding]:
-    """The checkable bindings of the module ``source`` (see the module notes)."""
+    """The checkable bindings of the module ``source`` (see the module notes); none when the
+    module can bind names its statements do not show (``exec``, ``globals()``, ``setattr``,
+    a ``__dict__``: mako's lexer tests ``exec`` a class per parse-tree node over the names
+    they first bound to ``None``)."""
     tree = ast.parse(source)
+    if _binds_dynamically(tree):
+        return []
     counts = Counter(_bound_names(tree))
     found = [b for statement in tree.body for b in _bindings(statement)]
     return [b for b in found if counts[b.name] == 1]
@@ -106,3 +116,13 @@ def _bound_names(tree: ast.Module) -> Iterator[str]:
         elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
             yield node.name
         stack.extend(ast.iter_child_nodes(node))
+
+
+def _binds_dynamically(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in _DYNAMIC_CALLS:
+                return True
+        elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return True
+    return False

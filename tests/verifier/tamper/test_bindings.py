@@ -49,6 +49,16 @@ def test_names_bound_more_than_once_are_left_out() -> None:
     assert [b.name for b in module_bindings(source)] == ["bump"]
 
 
+def test_a_module_that_binds_names_dynamically_is_left_out() -> None:
+    """mako's lexer tests bind ``Node = None`` and then ``exec`` a class over it."""
+    source = (
+        "Node = None\nfrom m import f\n\nfor name in ('Node',):\n"
+        "    exec(f'class {name}: pass', locals())\n"
+    )
+    assert module_bindings(source) == []
+    assert module_bindings("import sys\nX = 1\nsetattr(sys.modules[__name__], 'X', 2)\n") == []
+
+
 # --- the run's half: resolved against the live process --------------------------------------
 
 
