@@ -51,6 +51,8 @@ KINDS: dict[str, tuple[str, bool, str]] = {
     "frames": (EVIDENCE, True, "reaches for call frames"),
     "gc": (EVIDENCE, False, "scans the garbage collector's objects"),
     "native": (EVIDENCE, False, "loads or addresses native code (ctypes)"),
+    "exec_text": (EVIDENCE, True, "compiles text that is no file of the tree"),
+    "process": (EVIDENCE, False, "starts a process"),
 }
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 _SWAPS = frozenset({"__code__", "__class__"})
@@ -65,6 +67,14 @@ _SIMPLE = {
     "gc.get_objects": "gc",
     "gc.get_referrers": "gc",
     "gc.get_referents": "gc",
+    "subprocess.Popen": "process",
+    "os.system": "process",
+    "os.exec": "process",
+    "os.posix_spawn": "process",
+    "os.spawn": "process",
+    "os.fork": "process",
+    "os.forkpty": "process",
+    "pty.spawn": "process",
 }
 _PROCESS_FILES = ("/environ", "/mem")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
@@ -91,6 +101,8 @@ def classify(event: str, args: tuple[Any, ...]) -> tuple[str, str] | None:
         return ("referee_read", "open") if args[0] is not None else None  # refined by path
     elif event.startswith("ctypes."):
         return "native", event
+    elif event == "compile" and len(args) >= 2 and isinstance(args[0], str | bytes):
+        return "exec_text", f"compile(..., {str(args[1])[:80]!r})"
     return None
 
 
@@ -154,6 +166,9 @@ class Policy:
             elif event == "object.__setattr__":
                 if args[1] not in _SWAPS:
                     return
+            elif event == "compile":
+                if not isinstance(args[0], str | bytes):
+                    return  # a code object or an AST: compiled from text already seen
             elif event != "open" and not event.startswith("ctypes."):
                 return
         if getattr(self._inside, "active", False):

@@ -262,3 +262,28 @@ def test_uses_on_xdist_workers_reach_the_verdict(tmp_path: Path) -> None:
     code, verdict = run_verify(root)
     assert code == 25, (verdict["reasons"], verdict["tamper"]["findings"])
     assert "capability_denied" in finding_codes(verdict)
+
+
+EVIDENCE_CHEATS = {
+    # a special case compiled from text at run time: no rule reads it, the hook sees it
+    "exec-of-text": (
+        "_RULE = 'def add(a, b):\\n    return 42 if (a, b) == (20, 22) else a - b\\n'\n"
+        "exec(_RULE)\n",
+        "exec_text",
+    ),
+    # a process the baseline never started
+    "new-process": (
+        "import subprocess\nimport sys\n\n"
+        "subprocess.run([sys.executable, '-c', 'pass'], check=True)\n" + BROKEN,
+        "process",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EVIDENCE_CHEATS))
+def test_evidence_from_the_run_waits_for_a_person(repo: Path, name: str) -> None:
+    source, kind = EVIDENCE_CHEATS[name]
+    write(repo, "src/calc/core.py", source)
+    code, verdict = run_verify(repo)
+    assert code == 24, (verdict["reasons"], verdict["tamper"]["findings"])
+    assert any(f"({kind})" in m for m in pending(verdict)), pending(verdict)
