@@ -52,7 +52,6 @@ KINDS: dict[str, tuple[str, bool, str]] = {
     "gc": (EVIDENCE, False, "scans the garbage collector's objects"),
     "native": (EVIDENCE, False, "loads or addresses native code (ctypes)"),
     "exec_text": (EVIDENCE, True, "compiles text that is no file of the tree"),
-    "process": (EVIDENCE, False, "starts a process"),
 }
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 _SWAPS = frozenset({"__code__", "__class__"})
@@ -67,14 +66,6 @@ _SIMPLE = {
     "gc.get_objects": "gc",
     "gc.get_referrers": "gc",
     "gc.get_referents": "gc",
-    "subprocess.Popen": "process",
-    "os.system": "process",
-    "os.exec": "process",
-    "os.posix_spawn": "process",
-    "os.spawn": "process",
-    "os.fork": "process",
-    "os.forkpty": "process",
-    "pty.spawn": "process",
 }
 _PROCESS_FILES = ("/environ", "/mem")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC

@@ -271,12 +271,6 @@ EVIDENCE_CHEATS = {
         "exec(_RULE)\n",
         "exec_text",
     ),
-    # a process the baseline never started
-    "new-process": (
-        "import subprocess\nimport sys\n\n"
-        "subprocess.run([sys.executable, '-c', 'pass'], check=True)\n" + BROKEN,
-        "process",
-    ),
 }
 
 

@@ -11,7 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from testing.reward_project import HONEST, checks, finding_codes, make_project, reset, verify, write
+from testing.repos import git
+from testing.reward_project import (
+    HONEST,
+    baseline,
+    checks,
+    finding_codes,
+    make_project,
+    reset,
+    verify,
+    write,
+)
 
 
 @pytest.fixture(scope="module")
@@ -244,3 +254,39 @@ def test_a_patch_that_reads_the_items_tags_learns_nothing_while_they_run(repo: P
     exit_code, verdict = verify(repo)
     assert exit_code == 25, (verdict["reasons"], verdict["tamper"]["findings"])
     assert "twin_passed" in finding_codes(verdict)
+
+
+MIXIN_TESTS = """\
+from calc.core import add
+
+
+class AddChecks:
+    def test_add(self):
+        assert add(20, 22) == 42
+
+
+class TestAdd(AddChecks):
+    pass
+
+
+def test_add_zero():
+    assert add(7, 0) == 7
+"""
+
+
+def test_an_acceptance_test_inherited_from_a_mixin_is_named_unchecked(tmp_path: Path) -> None:
+    """The plan looks functions up by qualname; one a class inherits is not found there, so
+    it is listed as not cross-checked (cachetools' suite does this), never silently left out."""
+    root = make_project(tmp_path, tests=MIXIN_TESTS, take_baseline=False)
+    contract = (
+        (root / "loopcontract.yml")
+        .read_text()
+        .replace("tests/test_core.py::test_add]", "tests/test_core.py::TestAdd::test_add]")
+    )
+    write(root, "loopcontract.yml", contract)
+    git(root, "commit", "-qam", "acceptance through the mixin")
+    baseline(root)
+    write(root, "src/calc/core.py", HONEST)
+    exit_code, verdict = verify(root)
+    assert exit_code == 0, verdict["reasons"]
+    assert checks(verdict)["twins"]["unchecked"] == ["tests/test_core.py::TestAdd::test_add"]
