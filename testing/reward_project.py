@@ -41,6 +41,14 @@ BROKEN = "def add(a, b):\n    return a - b\n"
 HONEST = "def add(a, b):\n    return a + b\n"
 
 
+# A harmless test collected before test_core.py: it imports the candidate's code first, so a
+# cheat installed at import is in place before the acceptance test's module loads.
+FIRST_IMPORT = {
+    "tests/test_a_first.py": "from calc import core\n\n\n"
+    "def test_loaded():\n    assert core is not None\n"
+}
+
+
 def make_project(
     root: Path,
     extra: str = "",

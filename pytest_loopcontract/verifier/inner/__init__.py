@@ -16,7 +16,7 @@ from __future__ import annotations
 import hmac
 import json
 import os
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from hashlib import sha256
 from typing import Any
 
@@ -89,32 +89,26 @@ class WorkerSettings:
         node.workerinput[WORKER_KEY] = self.data
 
 
-class EgressReporter:
-    """Moves the attempts seen during each test phase onto the test's user_properties, so
-    they reach the controller's reports even from an xdist worker."""
+class ReportCarrier:
+    """Moves what ``take`` returns during each test phase onto the test's user_properties
+    under ``key``, so it reaches the controller's reports even from an xdist worker."""
+
+    def __init__(self, key: str, take: Callable[[], list[Any]]) -> None:
+        self.key, self.take = key, take
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, object, object]:
+        for entry in self.take():
+            item.user_properties.append((self.key, entry))
+        return (yield)
+
+
+class EgressReporter(ReportCarrier):
+    """The egress policy's blocked attempts, carried on the tests' reports."""
 
     def __init__(self, policy: Any) -> None:
+        super().__init__(EGRESS_PROPERTY, policy.take_attempts)
         self.policy = policy
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, object, object]:
-        for attempt in self.policy.take_attempts():
-            item.user_properties.append((EGRESS_PROPERTY, attempt))
-        return (yield)
-
-
-class PolicyReporter:
-    """Moves the capability uses seen during each test phase onto the test's
-    user_properties (see :class:`EgressReporter`)."""
-
-    def __init__(self, policy: Policy) -> None:
-        self.policy = policy
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, object, object]:
-        for use in self.policy.take():
-            item.user_properties.append((POLICY_PROPERTY, use))
-        return (yield)
 
 
 def _configure_policy(config: pytest.Config, launcher: dict[str, Any]) -> None:
@@ -123,7 +117,8 @@ def _configure_policy(config: pytest.Config, launcher: dict[str, Any]) -> None:
         _policy.disable()
         return
     _policy.configure(given)
-    config.pluginmanager.register(PolicyReporter(_policy), "loopcontract-policy")
+    carrier = ReportCarrier(POLICY_PROPERTY, _policy.take)
+    config.pluginmanager.register(carrier, "loopcontract-policy")
 
 
 def install_egress(config: pytest.Config, allow: list[str]) -> None:

@@ -17,7 +17,15 @@ import pytest
 
 from pytest_loopcontract.verifier.inner.namespace import rebound
 from pytest_loopcontract.verifier.tamper.bindings import CONST, DEF, FROM, IMPORT, module_bindings
-from testing.reward_project import HONEST, finding_codes, make_project, reset, verify, write
+from testing.reward_project import (
+    FIRST_IMPORT,
+    HONEST,
+    finding_codes,
+    make_project,
+    reset,
+    verify,
+    write,
+)
 
 # --- the launcher's half: what the pinned source binds ------------------------------------
 
@@ -182,12 +190,7 @@ CHEATS = {
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # a harmless test collected first imports the candidate's code before test_core.py
-    first = {
-        "tests/test_a_first.py": "from calc import core\n\n\n"
-        "def test_loaded():\n    assert core is not None\n"
-    }
-    return make_project(tmp_path_factory.mktemp("ns"), tests=NS_TESTS, files=first)
+    return make_project(tmp_path_factory.mktemp("ns"), tests=NS_TESTS, files=FIRST_IMPORT)
 
 
 @pytest.fixture

@@ -16,7 +16,16 @@ from pathlib import Path
 import pytest
 
 from pytest_loopcontract.verifier.inner.policy import Policy, classify
-from testing.reward_project import HONEST, TESTS, finding_codes, make_project, pending, reset, write
+from testing.reward_project import (
+    FIRST_IMPORT,
+    HONEST,
+    TESTS,
+    finding_codes,
+    make_project,
+    pending,
+    reset,
+    write,
+)
 from testing.reward_project import verify as run_verify
 
 # --- attribution, on the policy object ------------------------------------------------------
@@ -124,12 +133,7 @@ PROFILE_TESTS = TESTS + (
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # a harmless test collected first imports the candidate's code before test_core.py
-    files = {
-        "tests/test_a_first.py": "from calc import core\n\n\n"
-        "def test_loaded():\n    assert core is not None\n",
-        "src/calc/frames.py": FRAMES_HELPER,
-    }
+    files = {**FIRST_IMPORT, "src/calc/frames.py": FRAMES_HELPER}
     return make_project(tmp_path_factory.mktemp("caps"), tests=PROFILE_TESTS, files=files)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from testing.repos import git
 from testing.reward_project import (
+    FIRST_IMPORT,
     HONEST,
     baseline,
     checks,
@@ -26,12 +27,7 @@ from testing.reward_project import (
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # a harmless test collected before the acceptance test imports the candidate's code first
-    first = {
-        "tests/test_a_first.py": "from calc import core\n\n\n"
-        "def test_loaded():\n    assert core is not None\n"
-    }
-    return make_project(tmp_path_factory.mktemp("calc"), files=first)
+    return make_project(tmp_path_factory.mktemp("calc"), files=FIRST_IMPORT)
 
 
 @pytest.fixture
