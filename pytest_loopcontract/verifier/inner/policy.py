@@ -51,7 +51,7 @@ KINDS: dict[str, tuple[str, bool, str]] = {
     "frames": (EVIDENCE, True, "reaches for call frames"),
     "gc": (EVIDENCE, False, "scans the garbage collector's objects"),
     "native": (EVIDENCE, False, "loads or addresses native code (ctypes)"),
-    "exec_text": (EVIDENCE, True, "compiles text that is no file of the tree"),
+    "exec_text": (EVIDENCE, True, "compiles source text at run time"),
 }
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 _SWAPS = frozenset({"__code__", "__class__"})
