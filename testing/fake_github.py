@@ -40,9 +40,15 @@ State helpers (``repo="owner/name"`` keyword on each; default: the first repo ad
   status, conclusion, title, summary, annotations as sent, ``requests`` that touched it).
 * ``statuses(sha) -> list[FakeStatus]`` in creation order (``FakeStatus(id, sha, state,
   context, description, target_url, creator)``); ``latest_status(sha, context)``.
-* git data: ``commit_files(branch, files, message="seed") -> str`` commits files on a branch
-  (created if missing, orphan); ``branch_sha(branch) -> str | None``;
-  ``branch_files(branch) -> dict[str, bytes]`` (every file on the branch, paths with "/").
+* git data: ``commit_files(branch, files, message="seed", *, author=None) -> str`` commits
+  files on a branch (created if missing, orphan) as a ``git push`` would: unsigned, and linked
+  by the API to ``author`` (the login whose address the commit text names, forged or not);
+  ``branch_sha(branch) -> str | None``; ``branch_files(branch) -> dict[str, bytes]`` (every
+  file on the branch, paths with "/"); ``protect_branch(branch)``;
+  ``require_status(branch, context, integration_id)`` (a ruleset, ``GET rules/branches/<b>``).
+  Commits made through the API (contents PUT, git commits POST without an ``author``) are
+  GitHub's: authored by the token's login, committed by ``web-flow``,
+  ``verification.verified`` with reason ``valid``.
 * ``add_commit_at(sha, files, *, base=None)``: a candidate's head commit (any SHA) readable
   through the contents API; ``set_pull_files(number, {path: patch})``.
 * artifacts: ``add_workflow_run(run_id, *, head_sha, head_branch, event="pull_request",
@@ -74,7 +80,8 @@ Observation and faults:
   so it may itself call the server) when the next matching request arrives, before it is
   handled: the way to stage a deterministic race.
 
-Endpoints: repos; branches/{b}; pulls (list with state/head/base, paginated; create; edit),
+Endpoints: repos; branches/{b}; rules/branches/{b}; commits (list: ``sha``, ``path``, newest
+first); pulls (list with state/head/base, paginated; create; edit),
 pull, pull files (paginated; ``set_pull_files``), commit pulls, commit; ``GET /user`` (403
 "Resource not accessible by integration" for the bot's installation token, like GitHub); issue;
 issue comments (list paginated, create, get, edit, delete); statuses
@@ -358,6 +365,8 @@ class _Repo:
     artifacts: dict[int, _Artifact] = field(default_factory=dict)
     pull_files: dict[int, dict[str, str | None]] = field(default_factory=dict)
     check_runs: dict[int, FakeCheckRun] = field(default_factory=dict)
+    protected: set[str] = field(default_factory=set)
+    rules: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:
@@ -799,7 +808,13 @@ class FakeGitHub:
         parents: list[str],
         message: str,
         author: Mapping[str, Any] | None = None,
+        *,
+        linked: str | None = None,
+        signed: bool = False,
     ) -> str:
+        """Store a commit. ``linked``: the GitHub user the API names as its author (GitHub
+        links a commit to the user whose address its text carries); ``signed``: GitHub made
+        and signed it (a commit created through the API by the token's own identity)."""
         now = self._now()
         who = dict(author or {"name": "fake", "email": "fake@example.invalid"})
         who.setdefault("date", now)
@@ -809,10 +824,22 @@ class FakeGitHub:
             "message": message,
             "author": who,
             "committer": dict(who),
+            "linked": linked,
+            "signed": signed,
         }
         sha = _object_sha("commit", {**body, "n": self._id()})
         r.commits[sha] = body
         return sha
+
+    def _api_commit(
+        self, r: _Repo, tree: str, parents: list[str], message: str, login: str
+    ) -> str:
+        """A commit GitHub makes for ``login`` through the API: author and committer are that
+        identity, and GitHub signs it (``verification.verified``, reason ``valid``)."""
+        self._ensure_user(login)
+        email = f"{self._users[login][0]}+{login}@users.noreply.github.com"
+        who = {"name": login, "email": email}
+        return self._store_commit(r, tree, parents, message, who, linked=login, signed=True)
 
     def _store_tree(self, r: _Repo, files: Mapping[str, tuple[str, str]]) -> str:
         """A nested tree from ``path -> (mode, blob sha)``; returns the root tree sha."""
@@ -850,8 +877,11 @@ class FakeGitHub:
         message: str = "seed",
         *,
         repo: str | None = None,
+        author: str | None = None,
     ) -> str:
-        """Commit ``files`` on top of ``branch`` (created as an orphan when missing)."""
+        """Commit ``files`` on top of ``branch`` (created as an orphan when missing), as a
+        ``git push`` would: unsigned. ``author``: the login whose address the commit's text
+        names, which the API then reports as its author (anyone can write any address)."""
         with self._lock:
             r = self._repo(repo)
             parent = r.refs.get(f"refs/heads/{branch}")
@@ -860,9 +890,38 @@ class FakeGitHub:
                 r.blobs[_blob_sha(content)] = content
                 flat[path] = ("100644", _blob_sha(content))
             tree = self._store_tree(r, flat)
-            sha = self._store_commit(r, tree, [parent] if parent else [], message)
+            sha = self._store_commit(r, tree, [parent] if parent else [], message, linked=author)
             r.refs[f"refs/heads/{branch}"] = sha
             return sha
+
+    def protect_branch(self, branch: str, *, repo: str | None = None) -> None:
+        """Mark ``branch`` protected (``GET branches/<b>`` then says ``protected: true``)."""
+        with self._lock:
+            self._repo(repo).protected.add(branch)
+
+    def require_status(
+        self, branch: str, context: str, integration_id: int | None, *, repo: str | None = None
+    ) -> None:
+        """A repository ruleset on ``branch`` requiring ``context`` from the app
+        ``integration_id`` (None: from any source), as ``GET rules/branches/<b>`` lists it."""
+        with self._lock:
+            r = self._repo(repo)
+            check: dict[str, Any] = {"context": context}
+            if integration_id is not None:
+                check["integration_id"] = integration_id
+            r.rules.setdefault(branch, []).append(
+                {
+                    "type": "required_status_checks",
+                    "parameters": {
+                        "strict_required_status_checks_policy": False,
+                        "do_not_enforce_on_create": False,
+                        "required_status_checks": [check],
+                    },
+                    "ruleset_source_type": "Repository",
+                    "ruleset_source": r.full_name,
+                    "ruleset_id": self._id(),
+                }
+            )
 
     def branch_sha(self, branch: str, *, repo: str | None = None) -> str | None:
         with self._lock:
@@ -1193,12 +1252,37 @@ class FakeGitHub:
                 }
                 for p in c["parents"]
             ],
-            "verification": {
-                "verified": False,
-                "reason": "unsigned",
-                "signature": None,
-                "payload": None,
-            },
+            "verification": self._verification_json(c),
+        }
+
+    @staticmethod
+    def _verification_json(c: Mapping[str, Any]) -> dict[str, Any]:
+        if c.get("signed"):
+            return {
+                "verified": True,
+                "reason": "valid",
+                "signature": "-----BEGIN PGP SIGNATURE-----\n(fake)\n-----END PGP SIGNATURE-----\n",
+                "payload": f"tree {c['tree']}\n",
+                "verified_at": c["committer"].get("date"),
+            }
+        return {"verified": False, "reason": "unsigned", "signature": None, "payload": None}
+
+    def _commit_json(self, r: _Repo, sha: str) -> dict[str, Any]:
+        """``GET commits/<sha>``'s shape: the git commit, and the GitHub users the API links
+        it to (GitHub's own ``web-flow`` commits what it signs)."""
+        api = f"{REAL_API}/repos/{r.full_name}"
+        c = r.commits[sha]
+        linked = c.get("linked")
+        return {
+            "sha": sha,
+            "node_id": base64.b64encode(f"06:Commit{sha}".encode()).decode(),
+            "url": f"{api}/commits/{sha}",
+            "html_url": f"https://github.com/{r.full_name}/commit/{sha}",
+            "comments_url": f"{api}/commits/{sha}/comments",
+            "commit": self._git_commit_json(r, sha),
+            "author": self._user_json(linked) if linked else None,
+            "committer": self._user_json("web-flow") if c.get("signed") else None,
+            "parents": [{"sha": p, "url": f"{api}/commits/{p}"} for p in c["parents"]],
         }
 
     def _tree_json(self, r: _Repo, sha: str, recursive: bool) -> dict[str, Any]:
@@ -1404,6 +1488,7 @@ class FakeGitHub:
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/comments/(?P<id>\d+)", "_get_comment"),
         ("PATCH", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/comments/(?P<id>\d+)", "_edit_comment"),
         ("DELETE", r"/repos/(?P<repo>[^/]+/[^/]+)/issues/comments/(?P<id>\d+)", "_del_comment"),
+        ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/commits", "_list_commits"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/commits/(?P<sha>[^/]+)", "_get_commit"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/commits/(?P<sha>[^/]+)/pulls", "_commit_pulls"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/commits/(?P<sha>[^/]+)/statuses", "_list_statuses"),
@@ -1431,6 +1516,7 @@ class FakeGitHub:
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/contents/?(?P<path>.*)", "_get_contents"),
         ("PUT", r"/repos/(?P<repo>[^/]+/[^/]+)/contents/(?P<path>.+)", "_put_contents"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/branches/(?P<branch>.+)", "_get_branch"),
+        ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/rules/branches/(?P<branch>.+)", "_branch_rules"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/runs/(?P<id>\d+)", "_get_run"),
         (
             "GET",
@@ -1680,15 +1766,36 @@ class FakeGitHub:
     def _known_sha(self, repo: _Repo, sha: str) -> bool:
         return sha in repo.commits or any(p.head_sha == sha for p in repo.pulls.values())
 
+    def _list_commits(self, *, repo: _Repo, params: dict[str, str], **_: Any) -> _Response:
+        """``GET commits?sha=&path=``: newest first, following first parents, only the
+        commits that changed ``path`` when it is given."""
+        start = params.get("sha") or repo.default_branch
+        sha: str | None = repo.refs.get(f"refs/heads/{start}") or start
+        if sha not in repo.commits:
+            raise _NotFound
+        path = params.get("path", "").strip("/")
+        items = []
+        while sha is not None and sha in repo.commits:
+            parents = repo.commits[sha]["parents"]
+            parent = parents[0] if parents else None
+            if not path or self._file_at(repo, sha, path) != self._file_at(repo, parent, path):
+                items.append(self._commit_json(repo, sha))
+            sha = parent
+        return self._paginate(f"/repos/{repo.full_name}/commits", params, items)
+
+    def _file_at(self, r: _Repo, sha: str | None, path: str) -> tuple[str, str] | None:
+        if sha is None:
+            return None
+        return self._flatten(r, r.commits[sha]["tree"]).get(path)
+
     def _get_commit(self, *, repo: _Repo, sha: str, **_: Any) -> _Response:
         if not self._known_sha(repo, sha):
             raise _Unprocessable(f"No commit found for SHA: {sha}")
+        stats = {"total": 0, "additions": 0, "deletions": 0}
+        if sha in repo.commits:
+            return _Response(200, {**self._commit_json(repo, sha), "files": [], "stats": stats})
         api = f"{REAL_API}/repos/{repo.full_name}"
-        git = (
-            self._git_commit_json(repo, sha)
-            if sha in repo.commits
-            else {"message": "", "tree": {"sha": _EMPTY_TREE}, "url": f"{api}/git/commits/{sha}"}
-        )
+        git = {"message": "", "tree": {"sha": _EMPTY_TREE}, "url": f"{api}/git/commits/{sha}"}
         return _Response(
             200,
             {
@@ -1702,7 +1809,7 @@ class FakeGitHub:
                 "committer": None,
                 "parents": [],
                 "files": [],
-                "stats": {"total": 0, "additions": 0, "deletions": 0},
+                "stats": stats,
             },
         )
 
@@ -1839,13 +1946,16 @@ class FakeGitHub:
             raise _NotFound
         return _Response(200, self._git_commit_json(repo, sha))
 
-    def _create_gcommit(self, *, repo: _Repo, body: Any, **_: Any) -> _Response:
+    def _create_gcommit(self, *, repo: _Repo, body: Any, login: str, **_: Any) -> _Response:
         tree, parents = body.get("tree"), body.get("parents", [])
         if tree not in repo.trees or any(p not in repo.commits for p in parents):
             raise _Unprocessable("Tree SHA does not exist")
-        sha = self._store_commit(
-            repo, tree, list(parents), str(body.get("message", "")), body.get("author")
-        )
+        message = str(body.get("message", ""))
+        if body.get("author"):
+            # Author information of the caller's choosing: GitHub does not sign it.
+            sha = self._store_commit(repo, tree, list(parents), message, body.get("author"))
+        else:
+            sha = self._api_commit(repo, tree, list(parents), message, login)
         out = self._git_commit_json(repo, sha)
         return _Response(201, out, {"Location": out["url"]})
 
@@ -1970,7 +2080,7 @@ class FakeGitHub:
         repo.blobs[_blob_sha(data)] = data
         flat[path] = ("100644", _blob_sha(data))
         tree = self._store_tree(repo, flat)
-        sha = self._store_commit(repo, tree, [head], body["message"])
+        sha = self._api_commit(repo, tree, [head], body["message"], login)
         repo.refs[f"refs/heads/{branch}"] = sha
         api = f"{REAL_API}/repos/{repo.full_name}"
         item = {
@@ -2013,9 +2123,15 @@ class FakeGitHub:
                     "self": f"{api}/branches/{branch}",
                     "html": f"https://github.com/{repo.full_name}/tree/{branch}",
                 },
-                "protected": False,
+                "protected": branch in repo.protected,
             },
         )
+
+    def _branch_rules(
+        self, *, repo: _Repo, branch: str, params: dict[str, str], **_: Any
+    ) -> _Response:
+        items = copy.deepcopy(repo.rules.get(branch, []))
+        return self._paginate(f"/repos/{repo.full_name}/rules/branches/{branch}", params, items)
 
     # actions -----------------------------------------------------------------
 

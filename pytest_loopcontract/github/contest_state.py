@@ -14,14 +14,24 @@ import hashlib
 import json
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from github.GithubException import GithubException
 from github.Repository import Repository
 
 from pytest_loopcontract.github.missing import is_missing
+from pytest_loopcontract.github.records import record_writer
 
-__all__ = ["DATA_BRANCH", "read_state", "read_state_and_sha", "state_path", "write_state"]
+__all__ = [
+    "DATA_BRANCH",
+    "StateRead",
+    "read_state",
+    "read_state_and_sha",
+    "read_trusted_state",
+    "state_path",
+    "write_state",
+]
 
 log = logging.getLogger("loopcontract.github")
 
@@ -58,6 +68,33 @@ def read_state_and_sha(
         log.warning("the state file on %s is not JSON: ignored", DATA_BRANCH)
         return None, content.sha
     return (document if isinstance(document, dict) else None), content.sha
+
+
+@dataclass(frozen=True)
+class StateRead:
+    """The state as the action may use it: ``document`` is None when there is none or when
+    its newest writer is not the action (``problem`` says why); ``sha`` is the file's blob
+    sha either way, for the next write."""
+
+    document: dict[str, Any] | None
+    sha: str | None
+    problem: str | None = None
+
+
+def read_trusted_state(repo: Repository, contract_id: str, *, bot_login: str) -> StateRead:
+    """The contest's state when the action wrote it (:mod:`.records`), else no state.
+
+    An untrusted state is logged and left out whole: its verifications, its proposed winner
+    and a person's recorded decision all count for nothing, and the next publish verifies
+    the candidates again and writes a state of its own."""
+    document, sha = read_state_and_sha(repo, contract_id)
+    if document is None:
+        return StateRead(None, sha)
+    problem = record_writer(repo, state_path(contract_id), branch=DATA_BRANCH).problem(bot_login)
+    if problem is not None:
+        log.warning("the recorded state is ignored: %s", problem)
+        return StateRead(None, sha, problem)
+    return StateRead(document, sha)
 
 
 def write_state(

@@ -24,14 +24,11 @@ from github.Repository import Repository
 
 from pytest_loopcontract.fsio import utc_now
 from pytest_loopcontract.github.comments import upsert_sticky_comment
+from pytest_loopcontract.github.contest_state import DATA_BRANCH, read_trusted_state, write_state
 from pytest_loopcontract.github.participants import participant_logins, token_login
-from pytest_loopcontract.github.publish import (
-    PENDING_DESCRIPTION,
-    comment_body,
-    read_state,
-    write_state,
-)
+from pytest_loopcontract.github.publish import PENDING_DESCRIPTION, comment_body
 from pytest_loopcontract.github.pulls import CandidatePR, contest_pulls
+from pytest_loopcontract.github.records import record_writer
 from pytest_loopcontract.github.review_gate import GateDecision, gate_for_pr
 from pytest_loopcontract.github.state_branch import update_files
 from pytest_loopcontract.github.statuses import StatusDecision, StatusState, set_winner_statuses
@@ -45,7 +42,14 @@ LESSONS_PATH = "loop-contract/lessons.jsonl"
 ROUTES_PATH = "loop-contract/routes.json"
 
 
-def record_lessons(repo: Repository, state: Mapping[str, Any]) -> str | None:
+def _not_ours(repo: Repository, path: str, bot_login: str) -> bool:
+    problem = record_writer(repo, path, branch=DATA_BRANCH).problem(bot_login)
+    if problem is not None:
+        log.warning("not carried forward: %s", problem)
+    return problem is not None
+
+
+def record_lessons(repo: Repository, state: Mapping[str, Any], *, bot_login: str) -> str | None:
     """At the decision: append the contest's lessons (new ids only) to the data branch's
     ``lessons.jsonl`` and demote the first gate-failing seat in ``routes.json`` (held when
     the panel was degraded), in one commit that is recomputed if another writer got there
@@ -61,10 +65,13 @@ def record_lessons(repo: Repository, state: Mapping[str, Any]) -> str | None:
     domain = str(state.get("domain") or "")
     if not lessons and not (failing and domain):
         return None
+    # Only what the action wrote is carried forward (:mod:`.records`): a file someone else
+    # changed last is started again from this decision.
+    untrusted = {path for path in (LESSONS_PATH, ROUTES_PATH) if _not_ours(repo, path, bot_login)}
 
     def change(read: Callable[[str], bytes | None]) -> dict[str, bytes | None]:
         out: dict[str, bytes | None] = {}
-        existing = read(LESSONS_PATH) or b""
+        existing = b"" if LESSONS_PATH in untrusted else read(LESSONS_PATH) or b""
         known = set()
         for line in existing.splitlines():
             try:
@@ -79,7 +86,8 @@ def record_lessons(repo: Repository, state: Mapping[str, Any]) -> str | None:
             )
         if failing and domain:
             try:
-                routes = json.loads(read(ROUTES_PATH) or b"{}")
+                kept = b"{}" if ROUTES_PATH in untrusted else read(ROUTES_PATH) or b"{}"
+                routes = json.loads(kept)
             except ValueError:
                 routes = {}
             routes = routes if isinstance(routes, dict) else {}
@@ -121,7 +129,11 @@ def gate(
     new push or a later ``changes_requested`` reopens a recorded decision while the pull
     request is open; a merged winner's decision is final. Only here does
     ``loop-contract/winner`` turn ``success``."""
-    state = read_state(repo, contract_id)
+    read = read_trusted_state(repo, contract_id, bot_login=bot_login)
+    if read.problem is not None:
+        reason = f"the recorded contest state cannot be used: {read.problem}"
+        return GateOutcome("none", None, reason, None)
+    state = read.document
     if state is None:
         return GateOutcome("none", None, "no published contest state yet", None)
     result: dict[str, Any] = state["result"]
@@ -172,7 +184,7 @@ def _announce(
     """Write the decided state (and its lessons), then refresh every candidate's comment."""
     write_state(repo, contract_id, state)
     if verb != "pending":
-        record_lessons(repo, state)
+        record_lessons(repo, state, bot_login=bot_login)
     result, pulls = state["result"], state["pulls"]
     for entry in result["candidates"]:
         upsert_sticky_comment(

@@ -38,9 +38,10 @@ from pytest_loopcontract.contest.seat_model import seats_from_contract
 from pytest_loopcontract.contest.worktrees import BRANCH_PREFIX
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.errors import LoopContractError
-from pytest_loopcontract.github.contest_state import read_state
+from pytest_loopcontract.github.contest_state import DATA_BRANCH, read_trusted_state
 from pytest_loopcontract.github.decide import LESSONS_PATH
 from pytest_loopcontract.github.events import is_valid_id
+from pytest_loopcontract.github.records import record_writer
 from pytest_loopcontract.github.review_gate import COUNTING_PERMISSIONS
 from pytest_loopcontract.github.state_branch import read_file
 
@@ -189,10 +190,16 @@ def last_round(repo: Repository, contract_id: str) -> int:
     return found
 
 
-def _lessons_text(repo: Repository, contract: Contract) -> str:
+def _lessons_text(repo: Repository, contract: Contract, bot_login: str) -> str:
+    """The lessons block of the seats' prompt; none when the action did not write the
+    lessons file (a seat's prompt is no place for text anyone with push access wrote)."""
     cap = int(contract.contest.get("lesson_chars", DEFAULT_LESSON_CHARS))
     raw = read_file(repo, LESSONS_PATH)
     if not raw or cap <= 0:
+        return ""
+    problem = record_writer(repo, LESSONS_PATH, branch=DATA_BRANCH).problem(bot_login)
+    if problem is not None:
+        log.warning("the lessons are left out of the prompt: %s", problem)
         return ""
     lessons = []
     for line in raw.splitlines():
@@ -225,15 +232,21 @@ def _retry(state: Mapping[str, Any] | None, seats: Sequence[str]) -> dict[str, l
 
 
 def dispatch_context(
-    repo: Repository, contract: Contract, seats: Sequence[str], run_id: str
+    repo: Repository,
+    contract: Contract,
+    seats: Sequence[str],
+    run_id: str,
+    *,
+    bot_login: str = "github-actions[bot]",
 ) -> dict[str, Any]:
     """What every seat job of this dispatch is told: the round, the lessons, a rejection and
-    each seat's own retry notes, all from the data branch and the open pull requests."""
-    state = read_state(repo, contract.id)
+    each seat's own retry notes, all from the data branch (what the action wrote there) and
+    the open pull requests."""
+    state = read_trusted_state(repo, contract.id, bot_login=bot_login).document
     return {
         "round": last_round(repo, contract.id) + 1,
         "run": run_id,
-        "lessons": _lessons_text(repo, contract),
+        "lessons": _lessons_text(repo, contract, bot_login),
         "rejection": _rejection(state),
         "retry": _retry(state, seats),
     }

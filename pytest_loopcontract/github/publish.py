@@ -67,7 +67,7 @@ from pytest_loopcontract.github.comments import upsert_sticky_comment
 from pytest_loopcontract.github.contest_state import (
     DATA_BRANCH,
     read_state,
-    read_state_and_sha,
+    read_trusted_state,
     state_path,
     write_state,
 )
@@ -111,6 +111,7 @@ class PublishOutcome:
     verdicts: Mapping[int, tuple[str, Mapping[str, Any]]] = field(default_factory=dict)
     checks: Mapping[int, int] = field(default_factory=dict)  # pull request -> check run id
     refused: Sequence[SeatRefusal] = ()  # pull requests that claim a seat they may not hold
+    warnings: Sequence[str] = ()  # what a maintainer should know (an ignored record)
 
 
 @dataclass(frozen=True)
@@ -160,12 +161,14 @@ def publish(
     pulls = list_candidates(repo, contract.id, base=contest_base(contract))
     claims = settle_claims(pulls, seat_bindings(contract), bot_login=bot_login)
     candidates = list(claims.candidates)
-    state, state_sha = read_state_and_sha(repo, contract.id)
+    read = read_trusted_state(repo, contract.id, bot_login=bot_login)
+    state, state_sha = read.document, read.sha
+    warnings = [f"recorded state ignored: {read.problem}"] if read.problem else []
     if _final(state, pulls):
         log.info("contest %s was decided and its winner merged: nothing to publish", contract.id)
         result = dict(state["result"]) if state else {}
         summary = render_markdown(result, max_chars=SUMMARY_CHARS)
-        return PublishOutcome(result, {}, [], None, summary)
+        return PublishOutcome(result, {}, [], None, summary, warnings=warnings)
     verified: dict[str, Any] = dict(state.get("verified") or {}) if state else {}
     found = collect_verifications(
         repo,
@@ -188,7 +191,8 @@ def publish(
     by_seat = {e["doc"]["seat"]: e for e in entries}
     winner = result.get("winner")
     winner_pr = by_seat[winner]["pr"].number if winner in by_seat else None
-    if any(action != "unchanged" for action in comments.values()):
+    # A state the action did not write is replaced by one it did, changed or not.
+    if read.problem is not None or any(action != "unchanged" for action in comments.values()):
         new_state = _new_state(contract, result, entries, verified, lessons)
         if state and carried and state.get("gate"):
             new_state["gate"] = state["gate"]
@@ -196,7 +200,7 @@ def publish(
     summary = render_markdown(result, max_chars=SUMMARY_CHARS)
     verdicts = {e["pr"].number: (e["pr"].head_sha, e["verdict"]) for e in entries if e["verdict"]}
     return PublishOutcome(
-        result, comments, statuses, winner_pr, summary, verdicts, checks, claims.refused
+        result, comments, statuses, winner_pr, summary, verdicts, checks, claims.refused, warnings
     )
 
 

@@ -50,7 +50,7 @@ __all__ = ["STATE_DIFF_CHARS", "Verification", "collect_verifications", "shared_
 log = logging.getLogger("loopcontract.github")
 
 STATE_DIFF_CHARS = 200_000
-"""A recorded candidate's (API) diff kept on the data branch for the judges of later rounds."""
+"""How much of a candidate's (API) diff the judges are given."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def collect_verifications(
                 found[cand.number] = _trusted(repo, contract, run, workflow, cand, check.verdict)
             _record(verified, cand, found[cand.number])
         else:
-            recorded = _recorded(verified.get(str(cand.number)), cand)
+            recorded = _recorded(repo, contract, verified.get(str(cand.number)), cand)
             if recorded is not None:
                 found[cand.number] = recorded
             else:
@@ -174,14 +174,21 @@ def _trusted(
 def _record(verified: dict[str, Any], cand: CandidatePR, found: Verification) -> None:
     record: dict[str, Any] = {"head_sha": cand.head_sha}
     if found.accepted and found.verdict is not None:
-        record.update(verdict=dict(found.verdict), diff=found.diff)
+        record["verdict"] = dict(found.verdict)  # the diff is the API's, read again each time
     else:
         record["refused"] = {"code": found.code, "message": found.message[:1000]}
     verified[str(cand.number)] = record
 
 
-def _recorded(record: Any, cand: CandidatePR) -> Verification | None:
-    """The verification recorded for ``cand``'s current head, or None."""
+def _recorded(
+    repo: Repository, contract: Contract, record: Any, cand: CandidatePR
+) -> Verification | None:
+    """The verification recorded for ``cand``'s current head (the API's), or None.
+
+    A recorded verdict is checked again as if its artifact had just arrived: its schema and
+    head, the contract it was measured against, the launcher and the isolation that produced
+    it, and the pull request's files as they are now; the diff is the API's again, never the
+    recorded text. A recorded refusal stands as it is (refusing needs no proof)."""
     if not isinstance(record, Mapping) or record.get("head_sha") != cand.head_sha:
         return None
     refused = record.get("refused")
@@ -192,4 +199,8 @@ def _recorded(record: Any, cand: CandidatePR) -> Verification | None:
     if problems or not isinstance(verdict, Mapping):
         message = "; ".join(f"recorded verification: {p}" for p in problems)
         return Verification(None, "", "artifact_rejected", message)
-    return Verification(verdict, str(record.get("diff") or ""))
+    problems = _verdict_problems(verdict, contract)
+    if problems:
+        message = "; ".join(f"recorded verification: {p}" for p in problems)
+        return Verification(None, "", "artifact_rejected", message)
+    return _trusted(repo, contract, None, None, cand, verdict)

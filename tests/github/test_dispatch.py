@@ -21,7 +21,7 @@ from github.Repository import Repository
 from pytest_loopcontract.contract.model import load_contract
 from pytest_loopcontract.errors import ContractError
 from pytest_loopcontract.github.client import make_github
-from pytest_loopcontract.github.contest_state import DATA_BRANCH, state_path
+from pytest_loopcontract.github.contest_state import write_state
 from pytest_loopcontract.github.dispatch import (
     DispatchError,
     contract_path_problem,
@@ -233,12 +233,14 @@ def test_a_round_opens_one_pull_request_per_seat_and_the_next_updates_them(
             assert "## Definition of done" in seen["prompt"] and "few-calls" in seen["prompt"]
     assert probes(scene["probes"], "beta")[0]["env"]["ALPHA_API_KEY"] is None
 
-    # A person rejects the proposed winner; the next dispatch tells every seat why, and each
-    # seat's own failed gates from its last verification.
-    gh.commit_files(
-        DATA_BRANCH,
-        {
-            state_path("calc"): json.dumps(
+    # A person rejects the proposed winner (the gate records it through the API, as the
+    # action); the next dispatch tells every seat why, and each seat's own failed gates from
+    # its last verification.
+    write_state(
+        repo_of(gh),
+        "calc",
+        json.loads(
+            json.dumps(
                 {
                     "result": {
                         "decision": {
@@ -271,8 +273,9 @@ def test_a_round_opens_one_pull_request_per_seat_and_the_next_updates_them(
                         }
                     },
                 }
-            ).encode()
-        },
+            )
+        ),
+        known_sha=None,
     )
     before = {n: gh.pull_state(n)["head_sha"] for n in numbers.values()}
     start = len(gh.requests)

@@ -460,4 +460,4 @@ def test_the_judges_read_the_apis_diff_never_the_artifacts(
         assert "SCORE THIS" not in found[11].diff
         assert "diff --git a/calc.py b/calc.py" in found[11].diff
         assert "+    return a + b" in found[11].diff
-        assert verified["11"]["diff"] == found[11].diff  # recorded for later rounds
+        assert "diff" not in verified["11"]  # later rounds read the API's again

@@ -22,11 +22,13 @@ from pytest_loopcontract.errors import CommandError
 from pytest_loopcontract.fsio import dumps_json
 from pytest_loopcontract.github.actions_env import ActionsEnv
 from pytest_loopcontract.github.client import make_github
+from pytest_loopcontract.github.contest_state import DATA_BRANCH
 from pytest_loopcontract.github.decide import gate
 from pytest_loopcontract.github.participants import contract_logins
 from pytest_loopcontract.github.plan import plan
 from pytest_loopcontract.github.publish import publish
 from pytest_loopcontract.github.pulls import contest_base
+from pytest_loopcontract.github.records import setup_warnings
 from pytest_loopcontract.github.trust import VerifyRun
 from pytest_loopcontract.github.verify_pr import verify_pull_request
 from pytest_loopcontract.verifier.reports.output import write_report
@@ -110,6 +112,7 @@ def _publish(
             run_id=env.run_id,
             run=run,
         )
+    _warn(env, [*outcome.warnings, *setup_warnings(repo, data_branch=DATA_BRANCH)])
     env.add_summary(outcome.summary)
     env.set_output("winner", str(outcome.result.get("winner") or ""))
     env.set_output("status", str(outcome.result["status"]))
@@ -121,6 +124,14 @@ def _publish(
         print(line)
     print(f"status: {outcome.result['status']}; winner: {outcome.result.get('winner')}")
     return 0
+
+
+def _warn(env: ActionsEnv, lines: list[str]) -> None:
+    """Each line as an annotation on the run and a warning at the top of the job summary."""
+    for line in lines:
+        print(f"::warning::loop-contract: {line}")
+    if lines:
+        env.add_summary("".join(f"> [!WARNING]\n> {line}\n\n" for line in lines))
 
 
 def _write_sarif(
@@ -153,6 +164,7 @@ def _gate(env: ActionsEnv, repo: Repository, contract: Contract, pr: int | None)
         seat_logins=contract_logins(contract),
         pr_number=int(number) if isinstance(number, int) else None,
     )
+    _warn(env, setup_warnings(repo, data_branch=DATA_BRANCH))
     env.set_output("decision", result.decision)
     print(f"gate: {result.decision} ({result.reason})" + (f" by {result.by}" if result.by else ""))
     return 0

@@ -65,7 +65,8 @@ def _plan(env: ActionsEnv, default_contract: str) -> int:
     root = repo_root()
     loaded = load_contract(str(root / trigger.contract))
     rows = seat_matrix(loaded)
-    context = dispatch_context(repo, loaded, [row["name"] for row in rows], env.run_id)
+    seats = [row["name"] for row in rows]
+    context = dispatch_context(repo, loaded, seats, env.run_id, bot_login=env.bot_login)
     base = os.environ.get("GITHUB_SHA", "")
     if not is_commit_sha(base):
         raise CommandError(f"GITHUB_SHA {base!r} is not a commit id (set by Actions)")
