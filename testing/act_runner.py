@@ -85,6 +85,8 @@ def wheelhouse(dest: Path) -> Path:
             str(dest),
             f"{ROOT}[github]",
             "setuptools",
+            "-c",
+            str(ROOT / "action" / "constraints.txt"),
         ],
         capture_output=True,
         text=True,

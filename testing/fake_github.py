@@ -62,6 +62,16 @@ State helpers (``repo="owner/name"`` keyword on each; default: the first repo ad
   ``workflow_run`` completed payload with this repo, run and head filled in (fork runs have an
   empty ``pull_requests``), validated against the recorded schema.
 
+Runs GitHub would start: ``started`` (``list[StartedRun]``) holds each workflow run that
+something done through the API would start, ``suppressed`` what GitHub's rule against
+recursive runs stops: an event caused by ``GITHUB_TOKEN`` (the bot's token) starts no run,
+except ``workflow_dispatch`` (``POST actions/workflows/<file>/dispatches``, which needs the
+file to declare the trigger: 422 otherwise, 422 "No ref found for: <ref>"). A dispatch queues
+a run in ``actions/runs`` (its ``display_title`` the workflow's ``run-name`` with
+``${{ inputs.X }}`` filled in) until ``finish_run(run_id, conclusion)``. A pull request
+opened through the API is a ``pull_request`` run (``action="opened"``). act cannot model this
+rule, so tests that chain workflows under act run what ``started`` holds, nothing else.
+
 Observation and faults:
 
 * ``requests``: ``list[tuple[method, path]]`` of every request received (path unquoted,
@@ -88,7 +98,8 @@ issue comments (list paginated, create, get, edit, delete); statuses
 (create, list, combined); check runs (create, get, update: 50 annotations per request);
 reviews (paginated); collaborator permission; users; git
 refs/commits/trees/blobs; contents (GET, and PUT create/update: 409 on a stale ``sha``, 404
-"Branch ... not found"); actions runs, run artifacts, artifact, artifact zip. Pagination:
+"Branch ... not found"); actions workflows (get; dispatches), runs (list: ``head_sha``,
+``status``; get), run artifacts, artifact, artifact zip. Pagination:
 ``per_page`` (default 30, max 100) and ``page``, with a ``Link`` header
 (next/last/first/prev). Unknown endpoint: 404 ``{"message": "Not Found", ...}``.
 
@@ -129,6 +140,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import jsonschema
 import referencing
 import referencing.jsonschema
+import yaml
 
 from testing.fake_checks import FakeCheckRun, apply_update, check_run_json, check_run_problem
 from testing.github_data import DATA, require
@@ -140,6 +152,7 @@ __all__ = [
     "FakeComment",
     "FakeGitHub",
     "FakeStatus",
+    "StartedRun",
     "load_webhook",
     "validate_event",
 ]
@@ -291,6 +304,23 @@ class FakeStatus:
     creator: str
 
 
+@dataclass(frozen=True)
+class StartedRun:
+    """A workflow run GitHub would start for something done through this API: ``event``
+    (``workflow_dispatch``, ``pull_request``), the workflow file for a dispatch (None: every
+    workflow on that event), the ref, the inputs, the login that caused it and, for a pull
+    request, its number and ``action``."""
+
+    event: str
+    workflow: str | None
+    ref: str
+    inputs: Mapping[str, str]
+    actor: str
+    pr: int | None = None
+    action: str = ""
+    run_id: int | None = None  # a dispatch's run, queued in ``actions/runs`` until finished
+
+
 @dataclass
 class _Pull:
     number: int
@@ -335,6 +365,8 @@ class _Run:
     head_owner: str | None
     path: str = ".github/workflows/loop-contract-verify.yml"
     name: str = "loop-contract verify"
+    status: str = "completed"
+    display_title: str = ""
 
 
 @dataclass
@@ -428,6 +460,17 @@ def _default_fault_body(status: int) -> Any:
     return {"message": f"fault {status}"}
 
 
+def _run_name(template: str, inputs: Mapping[str, str]) -> str:
+    """A workflow's ``run-name`` with its ``${{ inputs.X || ... }}`` expressions filled in
+    (the only expressions the fake evaluates); other expressions become empty."""
+
+    def fill(match: re.Match[str]) -> str:
+        found = re.match(r"\s*inputs\.(\w+)", match.group(1))
+        return inputs.get(found.group(1), "") if found else ""
+
+    return re.sub(r"\$\{\{(.*?)\}\}", fill, template)
+
+
 def _blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
@@ -486,6 +529,8 @@ class FakeGitHub:
         self.requests: list[tuple[str, str]] = []
         self.exchanges: list[Exchange] = []
         self.unknown: list[tuple[str, str]] = []
+        self.started: list[StartedRun] = []
+        self.suppressed: list[StartedRun] = []
         # A bare repository standing in for GitHub's git side (``attach_git``): the branches
         # pushed there are the heads of this repository's pull requests.
         self.git_dir: Path | None = None
@@ -723,12 +768,14 @@ class FakeGitHub:
         path: str = ".github/workflows/loop-contract-verify.yml",
         name: str = "loop-contract verify",
         repo: str | None = None,
+        status: str = "completed",
     ) -> None:
         """A workflow run; ``path`` is the workflow file that ran (GitHub's
-        ``workflow_run.path``), ``name`` its ``name:``, which any workflow can copy."""
+        ``workflow_run.path``), ``name`` its ``name:``, which any workflow can copy;
+        ``status`` ``queued`` or ``in_progress`` for a run that has not finished."""
         with self._lock:
             self._repo(repo).runs[run_id] = _Run(
-                run_id, head_sha, head_branch, event, conclusion, head_owner, path, name
+                run_id, head_sha, head_branch, event, conclusion, head_owner, path, name, status
             )
 
     def add_commit_at(
@@ -831,9 +878,7 @@ class FakeGitHub:
         r.commits[sha] = body
         return sha
 
-    def _api_commit(
-        self, r: _Repo, tree: str, parents: list[str], message: str, login: str
-    ) -> str:
+    def _api_commit(self, r: _Repo, tree: str, parents: list[str], message: str, login: str) -> str:
         """A commit GitHub makes for ``login`` through the API: author and committer are that
         identity, and GitHub signs it (``verification.verified``, reason ``valid``)."""
         self._ensure_user(login)
@@ -1063,7 +1108,8 @@ class FakeGitHub:
 
     def _run_pr_json(self, r: _Repo, p: _Pull) -> dict[str, Any]:
         ref = {"id": r.id, "url": f"{REAL_API}/repos/{r.full_name}", "name": r.name}
-        base_sha = r.refs.get(f"refs/heads/{p.base_ref}", "0" * 40)
+        # the base branch where a push lands (the attached repository), else the API's own
+        base_sha = self._pushed_head(p.base_ref) or r.refs.get(f"refs/heads/{p.base_ref}", "0" * 40)
         return {
             "url": f"{REAL_API}/repos/{r.full_name}/pulls/{p.number}",
             "id": 100_000 + p.number,
@@ -1332,8 +1378,9 @@ class FakeGitHub:
             head_sha=run.head_sha,
             head_branch=run.head_branch,
             event=run.event,
-            conclusion=run.conclusion,
-            status="completed",
+            conclusion=run.conclusion if run.status == "completed" else None,
+            status=run.status,
+            display_title=run.display_title or run.name,
             pull_requests=[],
             repository=self._repo_json(r),
             head_repository=self._repo_json(r, override_owner=run.head_owner or r.owner),
@@ -1517,6 +1564,14 @@ class FakeGitHub:
         ("PUT", r"/repos/(?P<repo>[^/]+/[^/]+)/contents/(?P<path>.+)", "_put_contents"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/branches/(?P<branch>.+)", "_get_branch"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/rules/branches/(?P<branch>.+)", "_branch_rules"),
+        ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<id>[^/]+)", "_get_workflow"),
+        ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<id>[^/]+)/runs", "_list_runs"),
+        (
+            "POST",
+            r"/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<id>[^/]+)/dispatches",
+            "_dispatch_workflow",
+        ),
+        ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/runs", "_list_runs"),
         ("GET", r"/repos/(?P<repo>[^/]+/[^/]+)/actions/runs/(?P<id>\d+)", "_get_run"),
         (
             "GET",
@@ -1641,6 +1696,7 @@ class FakeGitHub:
         pull = _Pull(number, branch, sha, login, base, False, [], "open", str(body["title"]),
                      self._now(), body.get("body"))  # fmt: skip
         repo.pulls[number] = pull
+        self._caused(StartedRun("pull_request", None, branch, {}, login, number, "opened"))
         out = self._pull_json(repo, pull)
         return _Response(201, out, {"Location": out["url"]})
 
@@ -1651,6 +1707,79 @@ class FakeGitHub:
         if body.get("state") in ("open", "closed"):
             pull.state = body["state"]
         return _Response(200, self._pull_json(repo, pull))
+
+    def _caused(self, run: StartedRun) -> None:
+        """GitHub's rule against recursive runs: an event caused by ``GITHUB_TOKEN`` (the
+        bot's token here) starts no workflow run, except ``workflow_dispatch`` and
+        ``repository_dispatch``. What it would start goes to ``started``, the rest to
+        ``suppressed``."""
+        if run.actor == self.bot_login and run.event not in ("workflow_dispatch",):
+            self.suppressed.append(run)
+        else:
+            self.started.append(run)
+
+    def _workflow_file(self, repo: _Repo, name: str, ref: str) -> tuple[str, bytes] | None:
+        """The workflow ``name`` (a file name or ``.github/workflows/<file>``) at ``ref``."""
+        sha = repo.refs.get(f"refs/heads/{ref}")
+        if sha is None:
+            return None
+        path = name if name.startswith(".github/") else f".github/workflows/{name}"
+        entry = self._flatten(repo, repo.commits[sha]["tree"]).get(path)
+        return (path, repo.blobs[entry[1]]) if entry is not None else None
+
+    def _workflow_json(self, repo: _Repo, path: str) -> dict[str, Any]:
+        api = f"{REAL_API}/repos/{repo.full_name}"
+        wid = int(hashlib.sha256(path.encode()).hexdigest()[:6], 16)
+        return {
+            "id": wid,
+            "node_id": base64.b64encode(f"08:Workflow{wid}".encode()).decode(),
+            "name": path.rsplit("/", 1)[-1],
+            "path": path,
+            "state": "active",
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "url": f"{api}/actions/workflows/{path.rsplit('/', 1)[-1]}",
+            "html_url": f"https://github.com/{repo.full_name}/blob/{repo.default_branch}/{path}",
+            "badge_url": f"https://github.com/{repo.full_name}/workflows/x/badge.svg",
+        }
+
+    def _get_workflow(self, *, repo: _Repo, id: str, **_: Any) -> _Response:
+        found = self._workflow_file(repo, id, repo.default_branch)
+        if found is None:
+            raise _NotFound
+        return _Response(200, self._workflow_json(repo, found[0]))
+
+    def _dispatch_workflow(
+        self, *, repo: _Repo, id: str, body: Any, login: str, **_: Any
+    ) -> _Response:
+        ref = str(body.get("ref") or "").removeprefix("refs/heads/")
+        if f"refs/heads/{ref}" not in repo.refs:
+            raise _Unprocessable(f"No ref found for: {ref}")
+        found = self._workflow_file(repo, id, ref)
+        if found is None:
+            raise _NotFound
+        document = yaml.safe_load(found[1])
+        triggers = document.get(True) or {}  # YAML 1.1 reads `on:` as True
+        if "workflow_dispatch" not in triggers:
+            raise _Unprocessable("Workflow does not have 'workflow_dispatch' trigger")
+        inputs = {str(k): str(v) for k, v in (body.get("inputs") or {}).items()}
+        run_id = self._id()
+        head = self._pushed_head(ref) or repo.refs[f"refs/heads/{ref}"]
+        title = _run_name(str(document.get("run-name") or document.get("name") or ""), inputs)
+        repo.runs[run_id] = _Run(
+            run_id, head, ref, "workflow_dispatch", "", None, found[0],
+            str(document.get("name") or found[0]), "queued", title,
+        )  # fmt: skip
+        self._caused(StartedRun("workflow_dispatch", found[0], ref, inputs, login, run_id=run_id))
+        return _Response(204)
+
+    def finish_run(
+        self, run_id: int, conclusion: str = "success", *, repo: str | None = None
+    ) -> None:
+        """Mark a run (a dispatched one, say) completed with ``conclusion``."""
+        with self._lock:
+            run = self._repo(repo).runs[run_id]
+            run.status, run.conclusion = "completed", conclusion
 
     def _pushed_head(self, branch: str) -> str | None:
         """The branch's commit in the attached git repository (what a ``git push`` to GitHub
@@ -2137,6 +2266,23 @@ class FakeGitHub:
 
     def _get_run(self, *, repo: _Repo, id: str, **_: Any) -> _Response:
         return _Response(200, self._run_json(repo, repo.runs[int(id)]))
+
+    def _list_runs(
+        self, *, repo: _Repo, params: dict[str, str], id: str | None = None, **_: Any
+    ) -> _Response:
+        """``GET actions/runs`` (or one workflow's, ``actions/workflows/<file>/runs``), newest
+        first, filtered by ``head_sha`` and ``status``."""
+        runs = sorted(repo.runs.values(), key=lambda run: -run.id)
+        if id is not None:
+            runs = [run for run in runs if run.path.rsplit("/", 1)[-1] == id]
+        if "head_sha" in params:
+            runs = [run for run in runs if run.head_sha == params["head_sha"]]
+        if "status" in params:
+            runs = [run for run in runs if params["status"] in (run.status, run.conclusion)]
+        items = [self._run_json(repo, run) for run in runs]
+        page = self._paginate(f"/repos/{repo.full_name}/actions/runs", params, items)
+        page.body = {"total_count": len(items), "workflow_runs": page.body}
+        return page
 
     def _run_artifacts(
         self, *, repo: _Repo, id: str, params: dict[str, str], **_: Any

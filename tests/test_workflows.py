@@ -237,17 +237,61 @@ def test_the_action_is_called_with_inputs_it_declares(path: Path) -> None:
 
 
 def test_verify_runs_on_pull_request_with_read_only_contents() -> None:
+    from pytest_loopcontract.github.verify_dispatch import PR_INPUT
+
     document = load(EXAMPLES / VERIFY)
-    assert set(document["on"]) == {"pull_request"}
+    assert set(document["on"]) == {"pull_request", "workflow_dispatch"}
     assert set(document["on"]["pull_request"]["types"]) == {
         "opened",
         "synchronize",
         "reopened",
         "labeled",
     }
+    # the dispatch the propose job and publish send: the pull request's number, nothing else
+    assert set(document["on"]["workflow_dispatch"]["inputs"]) == {PR_INPUT}
+    assert document["on"]["workflow_dispatch"]["inputs"][PR_INPUT]["type"] == "number"
     assert document["permissions"] == {"contents": "read"}
     for job in document["jobs"].values():
         assert "permissions" not in job
+
+
+def test_verify_cancels_only_a_pull_requests_older_run_never_a_dispatched_one() -> None:
+    concurrency = load(EXAMPLES / VERIFY)["concurrency"]
+    assert "github.event.pull_request.number" in concurrency["group"]
+    assert "github.run_id" in concurrency["group"]  # a dispatched run's own group
+    assert concurrency["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
+
+
+def test_the_privileged_installs_are_pinned_by_the_actions_constraints() -> None:
+    """Every distribution the ``github`` extra pulls in (and the build backend) has an exact
+    version in ``action/constraints.txt``; to update it, run ``pip install --dry-run
+    --ignore-installed --report report.json ".[github]" setuptools`` and copy the versions."""
+    from importlib.metadata import distribution
+
+    from packaging.requirements import Requirement
+
+    pinned = {}
+    for line in (ROOT / "action" / "constraints.txt").read_text("utf-8").splitlines():
+        if line and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pinned[name.lower().replace("_", "-")] = version
+    todo, seen = ["pytest-loopcontract"], set()
+    while todo:
+        dist = distribution(todo.pop())
+        for text in dist.requires or []:
+            req = Requirement(text)
+            extras = {"extra": "github"} if dist.metadata["Name"] == "pytest-loopcontract" else {}
+            if req.marker is not None and not req.marker.evaluate({"extra": "", **extras}):
+                continue
+            name = req.name.lower().replace("_", "-")
+            if name not in seen and name != "pytest-loopcontract":
+                seen.add(name)
+                todo.append(name)
+    assert seen and seen <= set(pinned), sorted(seen - set(pinned))
+    assert "setuptools" in pinned
+    assert "PIP_CONSTRAINT: ${{ github.action_path }}/constraints.txt" in ACTION.read_text()
+    dispatch = (EXAMPLES / "loop-contract-dispatch.yml").read_text()
+    assert dispatch.count("PIP_CONSTRAINT: ${{ github.workspace }}/action/constraints.txt") == 3
 
 
 def test_verify_fans_out_over_the_plan_and_uploads_one_artifact_per_candidate() -> None:
@@ -265,7 +309,8 @@ def test_verify_fans_out_over_the_plan_and_uploads_one_artifact_per_candidate() 
     assert "'[]'" in verify["if"]  # an empty plan must not start an empty matrix
 
     # Every matrix key the workflow reads is one plan produces.
-    row = matrix_of([CandidatePR(7, SHA, "loop-contract/c/alpha", "alpha", "a", False, "open")])
+    cand = CandidatePR(7, SHA, "loop-contract/c/alpha", "alpha", "a", False, "open", base_sha=BASE)
+    row = matrix_of([cand])
     used = set(re.findall(r"matrix\.candidate\.(\w+)", (EXAMPLES / VERIFY).read_text()))
     assert used and used <= set(row[0])
 
@@ -273,7 +318,7 @@ def test_verify_fans_out_over_the_plan_and_uploads_one_artifact_per_candidate() 
     checkout, verifier = by_uses(document, "actions/checkout@")[1:]
     assert checkout["with"]["ref"] == "${{ matrix.candidate.head_sha }}"
     assert "repository" not in checkout["with"] and "path" not in checkout["with"]
-    assert verifier["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    assert verifier["with"]["ref"] == "${{ github.event.pull_request.base.sha || github.sha }}"
     assert verifier["with"]["path"] == VERIFIER
     assert "repository" not in verifier["with"]
     (upload,) = by_uses(document, "actions/upload-artifact@")
@@ -317,7 +362,7 @@ def test_publish_holds_the_least_permissions_per_job() -> None:
         "contents": "write",
         "pull-requests": "write",
         "statuses": "write",
-        "actions": "read",
+        "actions": "write",
         "checks": "write",
         "security-events": "write",
     }

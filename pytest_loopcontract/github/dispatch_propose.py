@@ -11,6 +11,9 @@ interpreter behind in its own job's filesystem, and the token would then run thr
   must hold exactly one commit whose only parent is the dispatch's base commit.
 * **The token reaches git only for the push**, in the environment of that one ``git push``
   (``GIT_CONFIG_*``: never on a command line, never in ``.git/config``), with hooks off.
+* **Verification is started here**: GitHub starts no ``pull_request`` run for a push or a pull
+  request made with ``GITHUB_TOKEN``, so the job dispatches the verify workflow for the pull
+  request (``actions: write``).
 * **One pull request per seat and contest.** The branch ``loop-contract/<contract>/<seat>``
   is force-pushed each round; an open pull request of that branch gets the new body, else one
   is opened. A second round therefore updates the same pull request.
@@ -29,9 +32,11 @@ from typing import Any
 from github.Repository import Repository
 
 from pytest_loopcontract.contest.worktrees import branch_name
+from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.github.dispatch import DispatchError, round_marker
 from pytest_loopcontract.github.dispatch_seat import BUNDLE, RECORD
-from pytest_loopcontract.github.pulls import is_commit_sha
+from pytest_loopcontract.github.pulls import contest_base, is_commit_sha
+from pytest_loopcontract.github.verify_dispatch import request_verification
 from pytest_loopcontract.verifier.workspace import git
 
 __all__ = ["MAX_BUNDLE_BYTES", "Proposal", "propose", "pull_body", "read_record"]
@@ -54,6 +59,7 @@ class Proposal:
     number: int | None = None
     head_sha: str | None = None
     why: str = ""
+    verification_requested: bool = False
 
 
 def read_record(folder: Path, seat: str) -> dict[str, Any]:
@@ -131,7 +137,7 @@ def propose(
     repo: Repository,
     root: Path,
     *,
-    contract_id: str,
+    contract: Contract,
     seat: str,
     folder: Path,
     base_sha: str,
@@ -141,9 +147,12 @@ def propose(
     run_id: str,
     run_attempt: str = "1",
 ) -> Proposal:
-    """Push the seat's candidate from ``folder`` (the downloaded artifact) and open or update
-    its pull request against the default branch. The round and the run come from the plan
-    job and this run, never from the seat's record."""
+    """Push the seat's candidate from ``folder`` (the downloaded artifact), open or update
+    its pull request against the contest's base (:func:`.pulls.contest_base`), and start its
+    verification (:mod:`.verify_dispatch`: no ``pull_request`` run follows what this token
+    did). The round and the run come from the plan job and this run, never from the seat's
+    record."""
+    contract_id = contract.id
     if not is_commit_sha(base_sha):
         raise DispatchError(f"base commit {base_sha!r} is not a commit id")
     record = read_record(folder, seat)
@@ -160,10 +169,14 @@ def propose(
     body = pull_body(facts, contract_id, run_url, run_attempt)
     title = f"loop-contract: {contract_id} candidate of seat {seat}"
     owner = repo.full_name.split("/")[0]
-    for pull in repo.get_pulls(state="open", head=f"{owner}:{branch}"):
+    action = "updated"
+    pull = next(iter(repo.get_pulls(state="open", head=f"{owner}:{branch}")), None)
+    if pull is not None:
         pull.edit(title=title, body=body)
-        log.info("seat %s: updated pull request #%d at %s", seat, pull.number, sha[:12])
-        return Proposal("updated", seat, pull.number, sha)
-    pull = repo.create_pull(base=repo.default_branch, head=branch, title=title, body=body)
-    log.info("seat %s: opened pull request #%d at %s", seat, pull.number, sha[:12])
-    return Proposal("opened", seat, pull.number, sha)
+    else:
+        action = "opened"
+        base = contest_base(contract) or repo.default_branch
+        pull = repo.create_pull(base=base, head=branch, title=title, body=body)
+    log.info("seat %s: %s pull request #%d at %s", seat, action, pull.number, sha[:12])
+    started = request_verification(repo, contract, pull.number)
+    return Proposal(action, seat, pull.number, sha, verification_requested=started)

@@ -1,6 +1,7 @@
 """``loop-contract github plan``: the contest's candidate pull requests, as a job matrix.
 
-Runs in the unprivileged ``pull_request`` workflow. The output is what the verify job fans out
+Runs in the unprivileged verify workflow (``pull_request``, or ``workflow_dispatch`` with the
+pull request's number). The output is what the verify job fans out
 over, one job per candidate. Only values that are safe to interpolate into a workflow go in it:
 the pull-request number (an int), the head SHA (40 hex digits, checked) and the seat (the
 contract id pattern, checked by the branch parser). Branch names and titles, which a fork
@@ -23,12 +24,15 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 
 
 def matrix_of(candidates: Sequence[CandidatePR]) -> list[dict[str, Any]]:
-    """The ``strategy.matrix`` entries: ``{"pr", "head_sha", "seat"}``, sorted by number."""
+    """The ``strategy.matrix`` entries: ``{"pr", "head_sha", "base_sha", "seat"}``, sorted by
+    number. The base is the API's, so a run that no pull request event started (a dispatched
+    one) takes its baseline where a ``pull_request`` run would."""
     rows = []
     for cand in sorted(candidates, key=lambda c: c.number):
-        if not _SHA.fullmatch(cand.head_sha):
+        if not (_SHA.fullmatch(cand.head_sha) and _SHA.fullmatch(cand.base_sha)):
             continue
-        rows.append({"pr": int(cand.number), "head_sha": cand.head_sha, "seat": cand.seat})
+        row = {"pr": int(cand.number), "head_sha": cand.head_sha, "base_sha": cand.base_sha}
+        rows.append({**row, "seat": cand.seat})
     return rows
 
 

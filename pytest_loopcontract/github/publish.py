@@ -11,7 +11,10 @@ code. Everything that came from the candidates is data:
 * each artifact is checked (layout, sizes, JSON, the verdict schema, the SHA it claims) and a
   verdict measured against another contract, or not by the isolated launcher, is refused;
 * the judges (commands from the default branch's contract) get the diffs inside scrubbed
-  packets, exactly as in a local contest, and run in empty folders.
+  packets, exactly as in a local contest, and run in empty folders;
+* the state read back from the data branch counts only when the action wrote it
+  (:mod:`.records`), and a candidate whose head has no verification (its run was cancelled,
+  or never started) is verified again through ``workflow_dispatch``, once per head.
 
 Which verification stands for each candidate, and whether the run deserves trust at all, is
 decided by :mod:`.verification` and :mod:`.trust`. Then the same pure matrix and bracket decide,
@@ -22,7 +25,8 @@ workflow at the head and on the default branch, the run's pull request's files, 
 four per candidate (find the comment, write it, set the status, create the check run): ``6 + 4N``
 when something changed, plus one per 50 annotations past a check run's first 50
 (:mod:`.checks`: at most three more per candidate), three per refused claim (no check run),
-and only reads when nothing did.
+and only reads when nothing did. A candidate without a verification at its head costs one
+more (its runs) and, when its verification is requested again, two (:mod:`.verify_dispatch`).
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ from pytest_loopcontract.github.seat_claims import SeatRefusal, seat_bindings, s
 from pytest_loopcontract.github.statuses import StatusDecision, set_winner_statuses
 from pytest_loopcontract.github.trust import VerifyRun
 from pytest_loopcontract.github.verification import Verification, collect_verifications
+from pytest_loopcontract.github.verify_dispatch import reverify_missing
 
 __all__ = [
     "DATA_BRANCH",
@@ -178,6 +183,9 @@ def publish(
         verified=verified,
         run=run,
     )
+    missing = [c for c in candidates if c.number not in found]
+    asked = dict(state.get("requested") or {}) if state else {}
+    requested = reverify_missing(repo, contract, missing, asked)
     configured = {seat.name: seat for seat in seats_from_contract(contract)}
     entries = [_entry(c, found[c.number], configured) for c in candidates if c.number in found]
     lessons = contest_lessons(contract, entries, f"github-{run_id}")
@@ -192,8 +200,10 @@ def publish(
     winner = result.get("winner")
     winner_pr = by_seat[winner]["pr"].number if winner in by_seat else None
     # A state the action did not write is replaced by one it did, changed or not.
-    if read.problem is not None or any(action != "unchanged" for action in comments.values()):
+    changed = any(action != "unchanged" for action in comments.values()) or requested != asked
+    if read.problem is not None or changed:
         new_state = _new_state(contract, result, entries, verified, lessons)
+        new_state["requested"] = requested
         if state and carried and state.get("gate"):
             new_state["gate"] = state["gate"]
         write_state(repo, contract.id, new_state, known_sha=state_sha)

@@ -64,6 +64,7 @@ class CandidatePR:
     state: str
     head_repo: str = ""
     base_ref: str = ""
+    base_sha: str = ""  # the base commit the API reports ("" when it is no commit id)
 
 
 def is_commit_sha(value: object) -> bool:
@@ -93,6 +94,7 @@ def candidate_from_pull(pr: PullRequest, contract_id: str | None = None) -> Cand
         state=pr.state,
         head_repo=head_repo.full_name if head_repo is not None else "",
         base_ref=pr.base.ref,
+        base_sha=pr.base.sha if is_commit_sha(pr.base.sha) else "",
     )
 
 

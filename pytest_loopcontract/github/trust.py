@@ -2,6 +2,9 @@
 
 Why it is built this way:
 
+* **A dispatched run is the default branch's.** ``workflow_dispatch`` runs the workflow file of
+  the ref it names, so such a run counts only when that ref is the default branch (and the
+  workflow is the configured one, byte for byte): the propose job and publish dispatch there.
 * **A pull request writes its own run.** For ``pull_request`` GitHub takes the workflow files
   from the pull request, so a candidate that adds ``.github/workflows/evil.yml`` (named like the
   verify workflow, which is all ``workflow_run: workflows:`` matches on) or edits the verify
@@ -82,6 +85,13 @@ class VerifyRun:
     pull_numbers: tuple[int, ...] = ()
     head_repo: str = ""
     head_branch: str = ""
+
+    @property
+    def dispatched(self) -> bool:
+        """Started by ``workflow_dispatch`` (by the propose job, publish or a person): its
+        head is the ref it was dispatched on, and the candidates it verified are the ones
+        its artifacts name, each checked against the API's head."""
+        return self.event == "workflow_dispatch"
 
     def speaks_for(self, cand: CandidatePR) -> bool:
         """Whether this is ``cand``'s run: the same head SHA *and* the same pull request, by
@@ -220,8 +230,18 @@ class WorkflowCheck:
         self._default: bytes | None = None
 
     def problem(self, run: VerifyRun) -> str | None:
-        if run.event != "pull_request":
-            return f"the run was started by {run.event or 'an unknown event'!r}, not pull_request"
+        if run.dispatched:
+            default = self._repo.default_branch
+            if run.head_branch != default:
+                return (
+                    f"the run was dispatched on {run.head_branch or 'an unknown ref'!r}, not on "
+                    f"the default branch {default!r}: its workflow is that branch's"
+                )
+        elif run.event != "pull_request":
+            return (
+                f"the run was started by {run.event or 'an unknown event'!r}, not pull_request "
+                "or workflow_dispatch"
+            )
         if run.path != self.path:
             return (
                 f"the workflow that ran is {run.path or 'unknown'!r}, not the verify workflow "

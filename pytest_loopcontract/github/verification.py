@@ -31,7 +31,11 @@ from typing import Any
 from github.Repository import Repository
 
 from pytest_loopcontract.contract.model import Contract
-from pytest_loopcontract.github.artifacts import check_artifacts, verdict_problems
+from pytest_loopcontract.github.artifacts import (
+    candidate_dirname,
+    check_artifacts,
+    verdict_problems,
+)
 from pytest_loopcontract.github.pulls import CandidatePR
 from pytest_loopcontract.github.trust import (
     UNTRUSTED_HELP,
@@ -45,7 +49,13 @@ from pytest_loopcontract.github.trust import (
     touched_protected,
 )
 
-__all__ = ["STATE_DIFF_CHARS", "Verification", "collect_verifications", "shared_heads"]
+__all__ = [
+    "STATE_DIFF_CHARS",
+    "Verification",
+    "collect_verifications",
+    "own_candidates",
+    "shared_heads",
+]
 
 log = logging.getLogger("loopcontract.github")
 
@@ -90,7 +100,7 @@ def collect_verifications(
     maintainer's local call with artifacts they produced: every artifact is read, the
     pull requests' files are still checked, and there is no workflow to check."""
     shared = shared_heads(candidates)
-    own = [c for c in candidates if c.head_sha not in shared and _is_own(c, run)]
+    own = [c for c in own_candidates(candidates, run, artifacts) if c.head_sha not in shared]
     checks = check_artifacts(artifacts, expected={c.number: c.head_sha for c in own})
     workflow = WorkflowCheck(repo, contract) if run is not None else None
     found: dict[int, Verification] = {}
@@ -115,8 +125,17 @@ def collect_verifications(
     return found
 
 
-def _is_own(cand: CandidatePR, run: VerifyRun | None) -> bool:
-    return run is None or run.speaks_for(cand)
+def own_candidates(
+    candidates: Sequence[CandidatePR], run: VerifyRun | None, artifacts: Path
+) -> list[CandidatePR]:
+    """The candidates whose artifact this run may carry: its own pull request's, or for a
+    dispatched run (the default branch's workflow, one job per pull request it was given)
+    each candidate it uploaded an artifact for; with no run, every candidate."""
+    if run is None:
+        return list(candidates)
+    if run.dispatched:
+        return [c for c in candidates if (artifacts / candidate_dirname(c.number)).is_dir()]
+    return [c for c in candidates if run.speaks_for(c)]
 
 
 def _duplicate(cand: CandidatePR, numbers: Sequence[int]) -> Verification:

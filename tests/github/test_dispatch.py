@@ -113,7 +113,7 @@ def one_round(
         done[name] = propose(
             repo,
             checkout(scene, job / "propose-ws"),
-            contract_id=contract.id,
+            contract=contract,
             seat=name,
             folder=job / "artifact",
             base_sha=scene["base"],
@@ -370,7 +370,7 @@ def test_propose_refuses_a_bundle_that_is_not_one_commit_on_the_base(
         propose(
             repo_of(gh),
             checkout(scene, tmp_path / "propose-ws"),
-            contract_id="calc",
+            contract=load_contract(str(scene["root"] / "loopcontract.yml")),
             seat="beta",
             folder=out,
             base_sha=scene["base"],
@@ -410,7 +410,7 @@ def test_a_candidate_that_changes_a_workflow_is_not_pushed(
     done = propose(
         repo_of(gh),
         checkout(scene, tmp_path / "propose-ws"),
-        contract_id="calc",
+        contract=load_contract(str(scene["root"] / "loopcontract.yml")),
         seat="gamma",
         folder=out,
         base_sha=scene["base"],
@@ -449,7 +449,7 @@ def test_a_seat_that_did_not_run_opens_nothing_and_says_why(
     done = propose(
         repo_of(gh),
         checkout(scene, tmp_path / "propose-ws"),
-        contract_id="calc",
+        contract=load_contract(str(scene["root"] / "loopcontract.yml")),
         seat="gamma",
         folder=out,
         base_sha=scene["base"],

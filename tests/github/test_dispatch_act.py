@@ -30,7 +30,7 @@ from testing.act_runner import ActScene, checkouts, job_lines
 from testing.dispatch_scene import SEATS, SECRET_VALUE, dispatch_project, probes
 from testing.fake_github import FakeGitHub, load_webhook
 from testing.github_data import require as require_data
-from testing.github_events import pull_request_event, user_object, validate_event
+from testing.github_events import user_object
 from testing.github_field import patches
 from testing.repos import git
 
@@ -188,10 +188,26 @@ def _by_endpoint(made: list[tuple[str, str]]) -> dict[str, int]:
     return counts
 
 
-def test_the_verify_and_publish_runs_after_a_dispatch_propose_a_winner(tmp_path: Path) -> None:
-    """The dispatched pull requests are ordinary candidates: each one's verify run (the pull
-    request's event) and its publish run (that run's completion) take over unchanged, and
-    the good seat becomes the proposed winner."""
+def verify_dispatch_event(number: str) -> dict[str, Any]:
+    """The ``workflow_dispatch`` payload of the verify workflow, as the propose job's
+    dispatch makes GitHub send it."""
+    base = load_webhook("issue_comment/created.payload.json")
+    return {
+        "inputs": {"pr": number},
+        "ref": "refs/heads/main",
+        "repository": {**base["repository"], "default_branch": "main"},
+        "sender": user_object("github-actions[bot]"),
+        "workflow": VERIFY,
+    }
+
+
+def test_the_dispatch_starts_verification_and_publish_proposes_a_winner(tmp_path: Path) -> None:
+    """The chain as GitHub runs it, with its rule modelled by the fake: the propose job's
+    pull requests (made with GITHUB_TOKEN) start no ``pull_request`` run, so each is verified
+    by the ``workflow_dispatch`` the propose job sends (the default branch's verify workflow),
+    and publish, started by each verify run's completion, takes the dispatched run as the pull
+    request's. Only what the fake says GitHub would start is run. The good seat becomes the
+    proposed winner."""
     require_data()
     scene = consumer(tmp_path, contest=True)
     root, origin, base = scene["root"], scene["origin"], scene["base"]
@@ -200,40 +216,32 @@ def test_the_verify_and_publish_runs_after_a_dispatch_propose_a_winner(tmp_path:
         gh.add_repo("octo", "calc")
         gh.attach_git(origin)
         gh.set_permission("maint", "write")
+        # What the API says of the default branch, as GitHub would after the push.
+        gh.commit_files("main", {VERIFY: (root / VERIFY).read_bytes()})
+        gh.add_commit_at(base, {})  # main's commit, readable through the contents API
+        gh.commit_files(DATA_BRANCH, {"README.md": b"loop-contract state\n"})
         act = ActScene(tmp_path, origin, gh.base_url)
         act.run(root, "workflow_dispatch", dispatch_event("maint"), 701, WORKFLOW, secrets)
         assert gh.pull_numbers() == [1, 2, 3]
-        # What the API says of the repository and of each head, as GitHub would after the push.
-        gh.commit_files("main", {VERIFY: (root / VERIFY).read_bytes()})
-        gh.commit_files(DATA_BRANCH, {"README.md": b"loop-contract state\n"})
+        # GitHub's rule: the token's pull requests start nothing; its dispatches do
+        assert sorted(r.pr for r in gh.suppressed if r.event == "pull_request") == [1, 2, 3]
+        started = list(gh.started)
+        assert [(r.event, r.workflow, r.ref) for r in started] == [
+            ("workflow_dispatch", VERIFY, "main")
+        ] * 3
+        assert sorted(r.inputs["pr"] for r in started) == ["1", "2", "3"]
         git(root, "fetch", "-q", str(origin), "+refs/heads/loop-contract/*:refs/remotes/o/*")
         pulls = {n: gh.pull_state(n) for n in gh.pull_numbers()}
         for number, pull in pulls.items():
-            head = pull["head_sha"]
-            calc = git(root, "show", f"{head}:calc.py").encode()
-            gh.add_commit_at(head, {"calc.py": calc})
-            gh.set_pull_files(number, patches(root, base, head))
+            gh.set_pull_files(number, patches(root, base, pull["head_sha"]))
         seat_of = {n: p["head_ref"].removeprefix("loop-contract/calc/") for n, p in pulls.items()}
-        for number, pull in pulls.items():
-            run_id = 710 + number
-            event = pull_request_event(
-                "opened",
-                head_ref=pull["head_ref"],
-                head_sha=pull["head_sha"],
-                author="github-actions[bot]",
-                number=number,
-            )
-            event["pull_request"]["base"].update(ref="main", sha=base)
-            validate_event("pull_request.opened", event)
-            checkout = tmp_path / f"pr-{number}"
-            git(tmp_path, "clone", "-q", "--no-local", str(origin), str(checkout))
-            git(checkout, "checkout", "-q", "--detach", pull["head_sha"])
-            git(checkout, "remote", "set-url", "origin", f"https://github.com/{REPO}")
-            act.run(checkout, "pull_request", event, run_id, VERIFY, secrets)
-            gh.add_workflow_run(
-                run_id, head_sha=pull["head_sha"], head_branch=pull["head_ref"], path=VERIFY
-            )
-            completed = gh.workflow_run_event(run_id, pull_requests=[number])
+        for index, dispatch in enumerate(started):
+            run_id = 710 + index
+            act.run(root, "workflow_dispatch", verify_dispatch_event(dispatch.inputs["pr"]),
+                    run_id, VERIFY, secrets)  # fmt: skip
+            assert dispatch.run_id is not None
+            gh.finish_run(dispatch.run_id)  # the run GitHub queued for the dispatch is over
+            completed = gh.workflow_run_event(dispatch.run_id, pull_requests=[])
             completed["repository"]["default_branch"] = "main"
             act.run(root, "workflow_run", completed, run_id + 50, PUBLISH, secrets)
         state = json.loads(gh.branch_files(DATA_BRANCH)[state_path("calc")])
@@ -243,4 +251,6 @@ def test_the_verify_and_publish_runs_after_a_dispatch_propose_a_winner(tmp_path:
         winner = next(n for n, seat in seat_of.items() if seat == "alpha")
         status = gh.latest_status(pulls[winner]["head_sha"], "loop-contract/winner")
         assert status is not None and status.state == "pending", status
+        # every candidate was verified by its dispatched run: publish asked for nothing more
+        assert len(gh.started) == 3, gh.started
         assert not gh.unknown, gh.unknown

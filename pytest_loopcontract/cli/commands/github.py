@@ -30,6 +30,7 @@ from pytest_loopcontract.github.publish import publish
 from pytest_loopcontract.github.pulls import contest_base
 from pytest_loopcontract.github.records import setup_warnings
 from pytest_loopcontract.github.trust import VerifyRun
+from pytest_loopcontract.github.verify_dispatch import PR_INPUT
 from pytest_loopcontract.github.verify_pr import verify_pull_request
 from pytest_loopcontract.verifier.reports.output import write_report
 from pytest_loopcontract.verifier.reports.sarif import sarif_log
@@ -85,13 +86,25 @@ def _verify(
 
 
 def _plan(env: ActionsEnv, repo: Repository, contract: Contract) -> int:
-    number = (env.event().get("pull_request") or {}).get("number")
-    only = number if isinstance(number, int) else None
+    only = _event_pr(env)
     rows = plan(repo, contract.id, only_pr=only, base=contest_base(contract))
     env.set_output("candidates", json.dumps(rows))
     env.set_output("count", str(len(rows)))
     print(json.dumps(rows))
     return 0
+
+
+def _event_pr(env: ActionsEnv) -> int | None:
+    """The pull request the run is for: the ``pull_request`` event's, or the number a
+    ``workflow_dispatch`` was given (:mod:`.verify_dispatch`); None for any other event."""
+    event = env.event()
+    if env.event_name == "workflow_dispatch":
+        text = str((event.get("inputs") or {}).get(PR_INPUT) or "")
+        if not (text.isascii() and text.isdigit() and 0 < int(text) < 10**9):
+            raise CommandError(f"the workflow_dispatch input {PR_INPUT!r} must be a number")
+        return int(text)
+    number = (event.get("pull_request") or {}).get("number")
+    return number if isinstance(number, int) else None
 
 
 def _publish(

@@ -134,7 +134,7 @@ def _propose(
     done = propose(
         repo,
         root,
-        contract_id=loaded.id,
+        contract=loaded,
         seat=name,
         folder=folder,
         base_sha=base_sha,
@@ -146,5 +146,8 @@ def _propose(
     )
     where = f" #{done.number} at {done.head_sha}" if done.number is not None else ""
     print(f"seat {name}: pull request {done.action}{where} {done.why}".rstrip())
+    if done.number is not None:
+        started = "requested" if done.verification_requested else "NOT requested (see the log)"
+        print(f"seat {name}: verification of #{done.number} {started}")
     env.set_output("pr", str(done.number or ""))
     return 0
