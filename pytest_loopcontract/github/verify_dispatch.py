@@ -19,8 +19,7 @@ Why it is built this way:
 A GitHub App's installation token (or a person's token) would make the propose job's
 ``pull_request`` events start runs by themselves; the dispatch makes that unnecessary and keeps
 the job on ``GITHUB_TOKEN``. Requests: two per dispatch (the workflow, the dispatch), and one
-or two per publish with a candidate to verify again (the verify workflow's queued and running
-runs).
+or two per publish with a candidate to verify again (the queued and the running runs).
 """
 
 from __future__ import annotations
@@ -69,8 +68,9 @@ def reverify_missing(
     for cand in wanted:
         if cand.head_sha in heads or cand.number in numbers:
             continue
-        if request_verification(repo, contract, cand.number):
-            out[str(cand.number)] = cand.head_sha
+        if not request_verification(repo, contract, cand.number):
+            break  # refused (no permission, no trigger): the others would be refused too
+        out[str(cand.number)] = cand.head_sha
     return out
 
 
@@ -81,20 +81,16 @@ def _pending(repo: Repository, contract: Contract) -> tuple[set[str], set[int]]:
     cannot dispatch there)."""
     heads: set[str] = set()
     numbers: set[int] = set()
-    name = PurePosixPath(verify_workflow_path(contract)).name
-    try:
-        workflow = repo.get_workflow(name)
-        default = repo.default_branch
-        for status in ("queued", "in_progress"):
-            for run in workflow.get_runs(status=status):
-                if run.event == "pull_request":
-                    heads.add(run.head_sha)
-                elif run.event == "workflow_dispatch" and run.head_branch == default:
-                    found = _RUN_NUMBER.search(run.display_title or "")
-                    numbers.update([int(found.group(1))] if found else [])
-    except GithubException as exc:
-        if exc.status not in (403, 404):
-            raise
+    path = verify_workflow_path(contract)
+    for status in ("queued", "in_progress"):
+        for run in repo.get_workflow_runs(status=status):
+            if run.path.split("@", 1)[0] != path:
+                continue
+            if run.event == "pull_request":
+                heads.add(run.head_sha)
+            elif run.head_branch == run.repository.default_branch:  # a dispatched run
+                found = _RUN_NUMBER.search(run.display_title or "")
+                numbers.update([int(found.group(1))] if found else [])
     return heads, numbers
 
 

@@ -78,7 +78,10 @@ def problems(doc: dict[str, Any]) -> list[str]:
     if used != [("Run the seat", "LOOP_CONTRACT_SEAT_SECRET")]:
         found.append(f"seat: secrets reach {used}")
     propose = jobs["propose"]
-    if propose.get("permissions") != {"contents": "write", "pull-requests": "write"}:
+    # actions: write only to dispatch the verify workflow (GITHUB_TOKEN's pull requests start
+    # no pull_request run)
+    wanted = {"contents": "write", "pull-requests": "write", "actions": "write"}
+    if propose.get("permissions") != wanted:
         found.append(f"propose: permissions {propose.get('permissions')}")
     with_token = [s.get("name") for s in propose["steps"] if "github.token" in str(s)]
     if with_token != [propose["steps"][-1].get("name")]:

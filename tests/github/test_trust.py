@@ -19,6 +19,7 @@ import pytest
 
 from pytest_loopcontract.contract.model import load_contract
 from pytest_loopcontract.github.client import make_github
+from pytest_loopcontract.github.contest_state import read_state, write_state
 from pytest_loopcontract.github.decide import gate
 from pytest_loopcontract.github.participants import contract_logins
 from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
@@ -73,15 +74,21 @@ def test_the_honest_run_proposes_the_winner_and_never_sets_success(
     field: dict[str, Any], tmp_path: Path
 ) -> None:
     with server(field) as gh:
+        for run_id, seat in ((81, "slow"), (82, "cheat")):  # their own runs are still going
+            branch = f"loop-contract/calc/{seat}"
+            gh.add_workflow_run(run_id, head_sha=field["heads"][seat], head_branch=branch,
+                                status="in_progress")  # fmt: skip
         before = len(gh.requests)
         outcome = publish_good(gh, field, tmp_path)
         assert outcome.result["winner"] == "good"
         assert status(gh, field["heads"]["good"]) == "pending"
         # one run, one candidate: the list, the state read/write, 4 for the candidate (comment
         # lookup and write, status, check run), its files, and the verify workflow at the head
-        # and on the default branch
+        # and on the default branch; and, as two candidates have no verification yet, the
+        # verify runs queued and running (theirs are: nothing is dispatched)
         print("\npublish of one verify run:", *gh.requests[before:], sep="\n  ")
-        assert len(gh.requests) - before == 10, "\n".join(map(str, gh.requests[before:]))
+        assert len(gh.requests) - before == 12, "\n".join(map(str, gh.requests[before:]))
+        assert gh.started == []
 
 
 @pytest.mark.parametrize(
@@ -343,7 +350,11 @@ def test_participants_never_approve(field: dict[str, Any], tmp_path: Path) -> No
             writer(gh, login)
             gh.add_review(11, login, "APPROVED", good)
         # the action's token belongs to a person (a PAT), who is then also the comment author
+        # and the author of the records (as if the publish had run with it too)
         gh.add_token("pat", "token-owner")
+        as_pat = make_github("pat", base_url=gh.base_url, lazy=True).get_repo("octo/calc")
+        recorded = read_state(as_pat, "calc") or {}
+        write_state(as_pat, "calc", {**recorded, "requested": {"12": field["heads"]["slow"]}})
         listed = frozenset({"alpha-account"})  # seats[].github of the contract
         as_owner = {"token": "pat", "bot": "token-owner", "seat_logins": listed}
         assert decide(gh, **as_owner).decision == "pending"
