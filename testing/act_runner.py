@@ -138,13 +138,15 @@ class ActScene:
         run_id: int,
         workflow: str,
         secrets: Mapping[str, str],
+        step_env: Mapping[str, str] | None = None,
     ) -> str:
         """``act EVENT -W workflow`` in ``cwd`` as run ``run_id``; its log. A failed run
-        fails the test with the end of the log."""
+        fails the test with the end of the log. ``step_env``: more variables for every step."""
         stem = f"run-{run_id}-{event_name}"
         event_path = self.tmp / f"{stem}.event.json"
         event_path.write_text(json.dumps(event), "utf-8")
         step_env = {
+            **(step_env or {}),
             "GITHUB_RUN_ID": str(run_id),
             "GITHUB_API_URL": self.api_url,
             "ACT_CHECKOUT_SOURCE": str(self.origin),

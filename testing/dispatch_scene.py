@@ -9,6 +9,7 @@ what it saw: its prompt, and which of the variables a seat must or must not see 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -82,13 +83,17 @@ def dispatch_project(
         contract["seats"].append(entry)
     (root / "loopcontract.yml").write_text(yaml.safe_dump(contract, sort_keys=False), "utf-8")
     git(root, "add", "-A")
-    git(root, "commit", "-qm", "three dispatchable seats")
+    git(root, "commit", "-q", "--allow-empty", "-m", "the dispatchable seats")
     origin = tmp / "origin.git"
     git(tmp, "init", "-q", "--bare", str(origin))
     git(root, "push", "-q", str(origin), "main")
     git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
     base = git(root, "rev-parse", "HEAD").strip()
-    return {"root": root, "origin": origin, "base": base, "probes": probe_dir}
+    # The seats run sandboxed: the probe script and the folder it reports to are the test's
+    # window into the box (LOOP_CONTRACT_SANDBOX_WRITABLE), nothing else of /tmp is.
+    probe_dir.mkdir(exist_ok=True)
+    window = os.pathsep.join([str(tools), str(probe_dir)])
+    return {"root": root, "origin": origin, "base": base, "probes": probe_dir, "window": window}
 
 
 def probes(probe_dir: Path, seat: str) -> list[dict[str, Any]]:

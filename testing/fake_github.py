@@ -1106,10 +1106,14 @@ class FakeGitHub:
         )
         return out
 
+    def _base_sha(self, r: _Repo, branch: str) -> str:
+        """The base branch's commit where a push lands (the attached repository), else the
+        API's own branch."""
+        return self._pushed_head(branch) or r.refs.get(f"refs/heads/{branch}", "0" * 40)
+
     def _run_pr_json(self, r: _Repo, p: _Pull) -> dict[str, Any]:
         ref = {"id": r.id, "url": f"{REAL_API}/repos/{r.full_name}", "name": r.name}
-        # the base branch where a push lands (the attached repository), else the API's own
-        base_sha = self._pushed_head(p.base_ref) or r.refs.get(f"refs/heads/{p.base_ref}", "0" * 40)
+        base_sha = self._base_sha(r, p.base_ref)
         return {
             "url": f"{REAL_API}/repos/{r.full_name}/pulls/{p.number}",
             "id": 100_000 + p.number,
@@ -1173,7 +1177,7 @@ class FakeGitHub:
             base={
                 "label": f"{r.owner}:{p.base_ref}",
                 "ref": p.base_ref,
-                "sha": r.refs.get(f"refs/heads/{p.base_ref}", "0" * 40),
+                "sha": self._base_sha(r, p.base_ref),
                 "user": self._user_json(r.owner),
                 "repo": self._repo_json(r),
             },

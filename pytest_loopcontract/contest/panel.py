@@ -24,6 +24,7 @@ from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.seats import run_seat
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.fsio import write_text_atomic
+from pytest_loopcontract.verifier.sandbox import Confinement
 
 __all__ = [
     "PanelSettings",
@@ -116,11 +117,13 @@ def convene(
     folder: Path,
     parallel: int,
     on_run: OnRun | None = None,
+    confine: Callable[[Seat], Confinement | None] | None = None,
 ) -> list[JudgeOutcome]:
     """Run every judge on the candidates it may score, in parallel; one outcome per judge.
 
     Each judge runs in an empty temporary directory with only its packet, so it sees the diffs
-    as data and nothing of the repository.
+    as data and nothing of the repository; ``confine`` gives a judge its sandbox
+    (:func:`.seats.seat_box`), as publish does on a runner that holds a write token.
     """
 
     def one(judge: Seat) -> JudgeOutcome:
@@ -135,13 +138,16 @@ def convene(
             identities=identities,
             rows=rows,
         )
-        return run_judge(brief, packet_dir=private, ask=_asker(judge, private, on_run))
+        box = confine(judge) if confine is not None else None
+        return run_judge(brief, packet_dir=private, ask=_asker(judge, private, on_run, box))
 
     with cf.ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         return [f.result() for f in [pool.submit(one, judge) for judge in judges]]
 
 
-def _asker(judge: Seat, private: Path, on_run: OnRun | None) -> Callable[[Path], AskResult]:
+def _asker(
+    judge: Seat, private: Path, on_run: OnRun | None, box: Confinement | None = None
+) -> Callable[[Path], AskResult]:
     calls = 0
 
     def ask(packet_file: Path) -> AskResult:
@@ -154,6 +160,7 @@ def _asker(judge: Seat, private: Path, on_run: OnRun | None) -> Callable[[Path],
                 cwd=Path(cwd),
                 values={"packet_file": str(packet_file)},
                 report_file=private / f"report-{calls}.json",
+                confinement=box,
             )
         save_seat_log(private, run, suffix=f"-{calls}")
         if on_run is not None:

@@ -29,9 +29,10 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,22 @@ from typing import Any
 from pytest_loopcontract import hooks
 from pytest_loopcontract.contest.seat_model import KEEP_BYTES, Seat, SeatRun, expand_argv
 from pytest_loopcontract.processes import Capture, kill_group, signal_group, spawn, start_pump
+from pytest_loopcontract.verifier.sandbox import (
+    SANDBOX,
+    Confinement,
+    choose_confinement,
+    extra_writable,
+)
 
-__all__ = ["KILL_GRACE_SECONDS", "RUNNER_VARS_KEPT", "clean_environ", "run_seat"]
+__all__ = [
+    "KILL_GRACE_SECONDS",
+    "RUNNER_VARS_KEPT",
+    "clean_environ",
+    "program_prefixes",
+    "run_seat",
+    "runner_folders",
+    "seat_box",
+]
 
 KILL_GRACE_SECONDS = 2.0
 """Between SIGTERM and SIGKILL at a timeout: time to flush a report, not to keep working."""
@@ -71,6 +86,7 @@ def run_seat(
     values: Mapping[str, str],
     report_file: Path,
     env_extra: Mapping[str, str] | None = None,
+    confinement: Confinement | None = None,
 ) -> SeatRun:
     """Run ``seat`` as ``role`` (``candidate`` runs its ``generate`` command, ``judge`` its
     ``judge`` command) in ``cwd`` and return what happened. Never raises for anything the seat
@@ -82,6 +98,7 @@ def run_seat(
     points git elsewhere), plus
     ``LOOP_CONTRACT_REPORT``, ``LOOP_CONTRACT_ROLE``, ``LOOP_CONTRACT_SEAT`` and ``env_extra``.
     stdin is ``/dev/null``. The outcome goes through the ``loopcontract_seat_result`` hook.
+    ``confinement``: where the command runs (:func:`seat_box`); None runs it unconfined.
     """
     template = seat.command(role)
     cwd = Path(cwd)
@@ -100,8 +117,74 @@ def run_seat(
     if problem is not None:
         raw = replace(base, status="unavailable", reason=problem)
     else:
-        raw = _execute(base, cwd=cwd, env=env, timeout=seat.timeout)
+        argv = command
+        if confinement is not None:
+            argv = tuple(confinement.command(command, tree=cwd, writable=[report_file.parent]))
+        raw = _execute(base, argv, cwd=cwd, env=env, timeout=seat.timeout)
     return hooks.seat_result(seat, raw, report_file)
+
+
+def seat_box(
+    seat: Seat,
+    role: str,
+    *,
+    required: bool,
+    hidden: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
+) -> Confinement:
+    """The sandbox ``seat`` runs in as ``role`` (bubblewrap, as for verification): its own PID
+    namespace that dies with it, so no process of the job (nor its environment in ``/proc``)
+    is in sight; an empty, private home and ``/tmp``; the file system read-only but its
+    working folder and its report folder; ``hidden`` behind empty folders, ``readable`` and the
+    program's installation (:func:`program_prefixes`) shown again inside them, and
+    ``$LOOP_CONTRACT_SANDBOX_WRITABLE`` writable as for a verified run. The network stays: the
+    seat talks to its model. ``required``: no sandbox is an error
+    (:class:`.SandboxUnavailable`), else the seat runs unconfined."""
+    program = seat.command(role)[0]
+    shown = [*readable, *program_prefixes(program, os.environ.get("PATH"))]
+    return choose_confinement(
+        SANDBOX if required else "auto",
+        network=True,
+        hidden=hidden,
+        readable=[path.resolve() for path in shown],
+        writable=extra_writable(),
+    )
+
+
+def runner_folders(environ: Mapping[str, str]) -> list[Path]:
+    """A runner's folders a seat or a judge has no business seeing: the job's temporary folder
+    (the action's venv, artifacts, other steps' files) and the workspace (the home, where the
+    runner keeps its credentials, is hidden anyway)."""
+    names = ("RUNNER_TEMP", "GITHUB_WORKSPACE")
+    return [Path(environ[name]) for name in names if environ.get(name)]
+
+
+def program_prefixes(program: str, path: str | None) -> list[Path]:
+    """The installations a seat's program needs: the one it lives in (two levels above it,
+    before and after following links: a venv's or npm's ``bin`` folder and what it belongs
+    to), its script interpreter's (``#!``), and this Python's (seat scripts often run it)."""
+    places = {Path(sys.prefix), Path(sys.base_prefix)}
+    found = shutil.which(program, path=path) if "/" not in program else program
+    if found and "{" not in program:  # a placeholder: the folder it names is shown anyway
+        for step in (Path(found), _interpreter(Path(found))):
+            if step is not None:
+                places |= {step.absolute().parent.parent, step.resolve().parent.parent}
+    return sorted(place for place in places if place != Path("/"))
+
+
+def _interpreter(program: Path) -> Path | None:
+    """The interpreter a ``#!`` line names (``/usr/bin/env X``: X on PATH), or None."""
+    try:
+        with program.open("rb") as fh:
+            line = fh.readline(512)
+    except OSError:
+        return None
+    if not line.startswith(b"#!"):
+        return None
+    words = line[2:].decode("utf-8", "replace").split()
+    if words and words[0].endswith("/env") and len(words) > 1:
+        words = [shutil.which(words[1]) or words[1]]
+    return Path(words[0]) if words and words[0].startswith("/") else None
 
 
 def _with_folders(values: Mapping[str, str], report_file: Path) -> dict[str, str]:
@@ -179,10 +262,12 @@ def _reap(proc: subprocess.Popen[bytes], done: threading.Event) -> None:
     done.set()
 
 
-def _execute(base: SeatRun, *, cwd: Path, env: Mapping[str, str], timeout: float) -> SeatRun:
+def _execute(
+    base: SeatRun, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float
+) -> SeatRun:
     started = time.monotonic()
     try:
-        proc = spawn(base.command, cwd=cwd, env=env)
+        proc = spawn(argv, cwd=cwd, env=env)
     except OSError as exc:
         detail = exc.strerror or str(exc)
         return replace(

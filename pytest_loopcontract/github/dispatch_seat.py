@@ -7,9 +7,12 @@ trust, so it runs through exactly the code of the local ``contest run``: the sam
 (:func:`~pytest_loopcontract.contest.prompting.contest_prompt`), a fresh worktree at the base
 commit, :func:`~pytest_loopcontract.contest.seats.run_seat` (timeout, bounded output, the
 seat's outcome kinds) and :func:`~pytest_loopcontract.contest.worktrees.capture_candidate`
-(one commit of what the seat left). What leaves the job is data for the propose job: a git
-bundle of that one commit and ``seat.json`` (the run's facts, the secret's value blanked
-out). The seat's logs stay in the job: they could hold its own secret.
+(one commit of what the seat left), inside a sandbox (:func:`_box`): no view of the runner's
+processes, home or temporary folder, so neither the job's environment in ``/proc`` nor the
+runner's files reach the seat, and it cannot write another seat's upload. What leaves the job
+is data for the propose job: a git bundle of that one commit and ``seat.json`` (the run's
+facts, the secret's value blanked out). The seat's logs stay in the job: they could hold its
+own secret.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 from pytest_loopcontract.contest.prompting import contest_prompt
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun, seats_from_contract
-from pytest_loopcontract.contest.seats import run_seat
+from pytest_loopcontract.contest.seats import run_seat, runner_folders, seat_box
 from pytest_loopcontract.contest.worktrees import (
     CandidateError,
     Worktree,
@@ -32,6 +35,7 @@ from pytest_loopcontract.contest.worktrees import (
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.github.dispatch import DispatchError
+from pytest_loopcontract.verifier.sandbox import Confinement, SandboxUnavailable
 from pytest_loopcontract.verifier.workspace import WorkspaceError, git
 
 __all__ = ["BUNDLE", "RECORD", "SECRET_ENV", "find_seat", "redact", "run_dispatched_seat"]
@@ -93,6 +97,7 @@ def run_dispatched_seat(
         values={"prompt_file": str(prompt_file), "workdir": str(worktree.path)},
         report_file=private / "report.json",
         env_extra={variable: secret} if variable and secret else None,
+        confinement=_box(contract, seat, root, env),
     )
     record = _record(seat, run, round_no, run_id, base_sha, secret)
     if variable and not secret:
@@ -102,6 +107,24 @@ def run_dispatched_seat(
         record.update(_capture(root, worktree, message, base_sha, out, secret))
     write_text_atomic(out / RECORD, json.dumps(record, indent=1, sort_keys=True) + "\n")
     return record
+
+
+def _box(contract: Contract, seat: Seat, root: Path, env: Mapping[str, str]) -> Confinement:
+    """The seat's sandbox on the runner (:func:`.seats.seat_box`): the runner's home (its
+    credentials, the workspace, the other steps' files) and ``RUNNER_TEMP`` (this job's venv,
+    the upload folder) are out of sight; the checkout of the base (for git in the worktree)
+    and the seat's program are shown again. Required unless the contract says
+    ``github: {require_sandbox: false}``."""
+    required = contract.github.get("require_sandbox", True) is not False
+    try:
+        return seat_box(
+            seat, "candidate", required=required, hidden=runner_folders(env), readable=[root]
+        )
+    except SandboxUnavailable as exc:
+        raise DispatchError(
+            f"seat {seat.name}: {exc} (the contract can allow an unconfined seat with "
+            "github: {require_sandbox: false})"
+        ) from None
 
 
 def _write_prompt(

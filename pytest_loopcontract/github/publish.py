@@ -11,7 +11,8 @@ code. Everything that came from the candidates is data:
 * each artifact is checked (layout, sizes, JSON, the verdict schema, the SHA it claims) and a
   verdict measured against another contract, or not by the isolated launcher, is refused;
 * the judges (commands from the default branch's contract) get the diffs inside scrubbed
-  packets, exactly as in a local contest, and run in empty folders;
+  packets, exactly as in a local contest, and run in empty folders inside a sandbox
+  (:func:`.seats.seat_box`): this job holds the write token;
 * the state read back from the data branch counts only when the action wrote it
   (:mod:`.records`), and a candidate whose head has no verification (its run was cancelled,
   or never started) is verified again through ``workflow_dispatch``, once per head.
@@ -32,8 +33,10 @@ more (its runs) and, when its verification is requested again, two (:mod:`.verif
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +66,7 @@ from pytest_loopcontract.contest.scoring import (
     sole_survivor,
 )
 from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
+from pytest_loopcontract.contest.seats import runner_folders, seat_box
 from pytest_loopcontract.contest.standing import gate_stage, gate_summary
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.fsio import utc_now
@@ -81,6 +85,7 @@ from pytest_loopcontract.github.statuses import StatusDecision, set_winner_statu
 from pytest_loopcontract.github.trust import VerifyRun
 from pytest_loopcontract.github.verification import Verification, collect_verifications
 from pytest_loopcontract.github.verify_dispatch import reverify_missing
+from pytest_loopcontract.verifier.sandbox import Confinement
 
 __all__ = [
     "DATA_BRANCH",
@@ -444,6 +449,7 @@ def _judge(
         rows=settings.rows,
         folder=workdir / "judges",
         parallel=4,
+        confine=partial(judge_box, contract),
     )
     cells = [cell for o in outcomes for cell in o.cells]
     contenders = [Contender(e["doc"]["seat"], e["doc"]["family"]) for e in survivors]
@@ -455,6 +461,14 @@ def _judge(
         final=int(contract.bracket.get("final", 2)),
     )
     return matrix_document(matrix, outcomes, cells, settings), scoring
+
+
+def judge_box(contract: Contract, judge: Seat) -> Confinement:
+    """A judge's sandbox in the publish job, whose runner holds the write token: no view of
+    the job's processes, the runner's home, temporary folder or workspace. Required unless
+    the contract says ``github: {require_sandbox: false}``."""
+    required = contract.github.get("require_sandbox", True) is not False
+    return seat_box(judge, "judge", required=required, hidden=runner_folders(os.environ))
 
 
 def contest_lessons(

@@ -95,10 +95,12 @@ class Confinement:
         args += ["--size", TMP_SIZE, "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
         for path in _existing_dirs([_home(), *self.hidden]):
             args += ["--tmpfs", str(path)]
-        for place in (tree, *self.aliases):
-            args += ["--bind", str(tree), str(place)]
+        # Read-only folders first: a later bind inside one of them (the tree, a writable
+        # folder) is mounted over it, so the more specific grant wins.
         for path in _existing_dirs(self.readable):
             args += ["--ro-bind", str(path), str(path)]
+        for place in (tree, *self.aliases):
+            args += ["--bind", str(tree), str(place)]
         for path in _existing_dirs([*writable, *self.writable]):
             args += ["--bind", str(path), str(path)]
         return [*args, "--chdir", str(tree)]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,8 +49,10 @@ REPO = "octo/calc"
 
 
 @pytest.fixture
-def scene(tmp_path: Path) -> dict[str, Any]:
-    return dispatch_project(tmp_path)
+def scene(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    made = dispatch_project(tmp_path)
+    monkeypatch.setenv("LOOP_CONTRACT_SANDBOX_WRITABLE", made["window"])  # the probes' window
+    return made
 
 
 @pytest.fixture
@@ -311,6 +315,7 @@ def test_a_round_with_two_preset_seats_and_a_scripted_one(
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
     presets = [{"name": "claude", "agent": "claude-code"}, {"name": "codex", "agent": "codex"}]
     scene = dispatch_project(tmp_path, extra={"seats": presets}, scripted={"alpha": "good"})
+    monkeypatch.setenv("LOOP_CONTRACT_SANDBOX_WRITABLE", scene["window"])
     with FakeGitHub() as gh:
         gh.add_repo("octo", "calc")
         gh.attach_git(scene["origin"])
@@ -460,3 +465,90 @@ def test_a_seat_that_did_not_run_opens_nothing_and_says_why(
     )
     assert done.action == "skipped" and "unavailable" in done.why
     assert gh.pull_numbers() == []
+
+
+SNOOP = r"""
+import json, os, pathlib, sys
+secret, window = sys.argv[1], pathlib.Path(sys.argv[2])
+found = []
+for proc in pathlib.Path("/proc").iterdir():
+    try:
+        if proc.name.isdigit() and secret.encode() in (proc / "environ").read_bytes():
+            found.append("the environment of process " + proc.name)
+    except OSError:
+        pass
+home, temp = pathlib.Path(os.environ["PLANTED_HOME"]), pathlib.Path(os.environ["PLANTED_TEMP"])
+for planted in (home / ".credentials", temp / "_runner_file_commands" / "set_env"):
+    try:
+        if secret in planted.read_text():
+            found.append(str(planted))
+    except OSError:
+        pass
+try:
+    other = temp / "loop-contract-seat-out-beta"
+    other.mkdir(parents=True, exist_ok=True)
+    (other / "seat.json").write_text('{"seat": "beta"}')
+    found.append("beta's upload folder")
+except OSError:
+    pass
+pathlib.Path("calc.py").write_text("def add(a, b):\n    return a + b\n")
+(window / "found.json").write_text(json.dumps(found))
+"""
+
+
+@pytest.mark.parametrize("confined", [False, True])
+def test_a_seat_on_the_runner_reaches_no_token_and_no_other_seats_upload(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, confined: bool
+) -> None:
+    """Attack (issue 32, point 5): the seat's own environment is clean, but the job's other
+    processes are not (the runner's worker holds ACTIONS_RUNTIME_TOKEN, which uploads
+    artifacts under any name), the runner's home holds its credentials, and RUNNER_TEMP holds
+    the job's files. Unconfined (the contract allows it), the seat reads all of it and writes a
+    folder named like another seat's upload; in its box it finds none of it."""
+    secret = "runtime-token-0123456789abcdef"
+    window = tmp_path / "window"
+    window.mkdir()
+    (window / "snoop.py").write_text(SNOOP, "utf-8")
+    home, temp = tmp_path / "runner-home", tmp_path / "runner-temp"
+    (home).mkdir()
+    (home / ".credentials").write_text(secret)
+    (temp / "_runner_file_commands").mkdir(parents=True)
+    (temp / "_runner_file_commands" / "set_env").write_text(f"ACTIONS_RUNTIME_TOKEN={secret}")
+    generate = [sys.executable, str(window / "snoop.py"), secret, str(window)]
+    seat = {"name": "snoop", "family": "x", "scripted": True, "timeout": 60, "generate": generate}
+    extra: dict[str, Any] = {"seats": [seat]}
+    if not confined:
+        extra["github"] = {"require_sandbox": False}
+        monkeypatch.setenv("LOOP_CONTRACT_ISOLATION", "process")
+    scene = dispatch_project(tmp_path, extra=extra, scripted={})
+    for key, value in {"HOME": str(home), "RUNNER_TEMP": str(temp), "PLANTED_HOME": str(home),
+                       "PLANTED_TEMP": str(temp), "LOOP_CONTRACT_SANDBOX_WRITABLE": str(window)
+                       }.items():  # fmt: skip
+        monkeypatch.setenv(key, value)
+    # the runner's worker: another process of the job, with the token in its environment
+    worker = subprocess.Popen(["sleep", "60"], env={"ACTIONS_RUNTIME_TOKEN": secret})
+    try:
+        record = run_dispatched_seat(
+            checkout(scene, tmp_path / "seat-ws"),
+            contract=load_contract(str(scene["root"] / "loopcontract.yml")),
+            seat_name="snoop",
+            base_sha=scene["base"],
+            context={"round": 1, "run": "9"},
+            work=temp / "loop-contract-seat-snoop",
+            out=temp / "loop-contract-seat-out",
+            environ={},
+        )
+    finally:
+        worker.kill()
+        worker.wait()
+    assert record["status"] == "ok" and record["changed"] == ["calc.py"]
+    found = json.loads((window / "found.json").read_text("utf-8"))
+    forged = temp / "loop-contract-seat-out-beta" / "seat.json"
+    if confined:  # no secret in reach; what it wrote in RUNNER_TEMP went to an empty tmpfs
+        assert [item for item in found if item != "beta's upload folder"] == []
+        assert not forged.exists()
+    else:  # as it was: everything in reach
+        assert f"the environment of process {worker.pid}" in found
+        assert str(home / ".credentials") in found
+        assert str(temp / "_runner_file_commands" / "set_env") in found
+        assert forged.read_text("utf-8") == '{"seat": "beta"}'  # beta's upload, forged

@@ -24,7 +24,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.github.contest_state import DATA_BRANCH, state_path
+from pytest_loopcontract.github.client import make_github
+from pytest_loopcontract.github.contest_state import DATA_BRANCH, state_path, write_state
 from pytest_loopcontract.github.dispatch import parse_round
 from testing.act_runner import ActScene, checkouts, job_lines
 from testing.dispatch_scene import SEATS, SECRET_VALUE, dispatch_project, probes
@@ -62,8 +63,8 @@ def consumer(tmp: Path, *, contest: bool = False) -> dict[str, Any]:
     for name in (WORKFLOW, VERIFY, PUBLISH) if contest else (WORKFLOW,):
         shutil.copy2(ROOT / name, root / name)
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-    if contest:
-        shutil.copytree(ROOT / "action", root / "action", ignore=skip)
+    # the action (its constraints pin what the dispatch workflow's jobs install)
+    shutil.copytree(ROOT / "action", root / "action", ignore=skip)
     shutil.copytree(ROOT / "pytest_loopcontract", root / "pytest_loopcontract", ignore=skip)
     for name in ("pyproject.toml", "README.md", "LICENSE"):  # pyproject names the license file
         shutil.copy2(ROOT / name, root / name)
@@ -118,7 +119,8 @@ def test_dispatch_under_act_opens_then_updates_one_pull_request_per_seat(tmp_pat
 
         def run(name: str, event_name: str, event: dict[str, Any], run_id: int) -> str:
             before = len(gh.requests)
-            log = act.run(scene["root"], event_name, event, run_id, WORKFLOW, secrets)
+            window = {"LOOP_CONTRACT_SANDBOX_WRITABLE": scene["window"]}
+            log = act.run(scene["root"], event_name, event, run_id, WORKFLOW, secrets, window)
             made = gh.requests[before:]
             requests[name] = {
                 "total": len(made),
@@ -164,7 +166,10 @@ def test_dispatch_under_act_opens_then_updates_one_pull_request_per_seat(tmp_pat
             assert all(len(probes(scene["probes"], seat)) == 1 for seat in SEATS)
 
             # 3. after a rejection, a writer's /contest runs round 2 on the same pull requests
-            gh.commit_files(DATA_BRANCH, {state_path("calc"): rejected_state(numbers)})
+            # (the gate recorded the rejection through the API, as the action: a state pushed
+            # by anyone else would be ignored, see tests/github/test_records.py)
+            as_action = make_github("fake-token", base_url=gh.base_url, lazy=True)
+            write_state(as_action.get_repo(REPO), "calc", json.loads(rejected_state(numbers)))
             run("round 2 (/contest)", "issue_comment", comment_event("maint", "/contest"), 603)
             assert gh.pull_numbers() == [1, 2, 3]
             for seat, number in numbers.items():
@@ -221,7 +226,8 @@ def test_the_dispatch_starts_verification_and_publish_proposes_a_winner(tmp_path
         gh.add_commit_at(base, {})  # main's commit, readable through the contents API
         gh.commit_files(DATA_BRANCH, {"README.md": b"loop-contract state\n"})
         act = ActScene(tmp_path, origin, gh.base_url)
-        act.run(root, "workflow_dispatch", dispatch_event("maint"), 701, WORKFLOW, secrets)
+        window = {"LOOP_CONTRACT_SANDBOX_WRITABLE": scene["window"]}  # the seats' probes
+        act.run(root, "workflow_dispatch", dispatch_event("maint"), 701, WORKFLOW, secrets, window)
         assert gh.pull_numbers() == [1, 2, 3]
         # GitHub's rule: the token's pull requests start nothing; its dispatches do
         assert sorted(r.pr for r in gh.suppressed if r.event == "pull_request") == [1, 2, 3]

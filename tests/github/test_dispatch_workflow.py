@@ -77,6 +77,12 @@ def problems(doc: dict[str, Any]) -> list[str]:
     ]
     if used != [("Run the seat", "LOOP_CONTRACT_SEAT_SECRET")]:
         found.append(f"seat: secrets reach {used}")
+    names = [step.get("name") for step in seat["steps"]]
+    sandbox = next(
+        (i for i, step in enumerate(seat["steps"]) if "bwrap" in step.get("run", "")), None
+    )
+    if sandbox is None or "Run the seat" not in names or sandbox > names.index("Run the seat"):
+        found.append("seat: bubblewrap is not set up before the seat runs")
     propose = jobs["propose"]
     # actions: write only to dispatch the verify workflow (GITHUB_TOKEN's pull requests start
     # no pull_request run)
@@ -104,13 +110,17 @@ def test_the_workflow_keeps_the_rules() -> None:
 
 def _broken(change: str) -> dict[str, Any]:
     doc = copy.deepcopy(load(EXAMPLE))
-    seat_step = doc["jobs"]["seat"]["steps"][3]
+    seat_step = next(s for s in doc["jobs"]["seat"]["steps"] if s.get("name") == "Run the seat")
     if change == "token in the seat step":
         seat_step["env"]["LOOP_CONTRACT_TOKEN"] = "${{ github.token }}"
     elif change == "computed index":
         seat_step["env"]["LOOP_CONTRACT_SEAT_SECRET"] = "${{ secrets[matrix.seat.secret] }}"
     elif change == "expression in run":
         seat_step["run"] = 'echo "${{ matrix.seat.name }}"'
+    elif change == "no sandbox for the seat":
+        doc["jobs"]["seat"]["steps"] = [
+            step for step in doc["jobs"]["seat"]["steps"] if "bwrap" not in step.get("run", "")
+        ]
     elif change == "credential kept":
         doc["jobs"]["propose"]["steps"][0]["with"].pop("persist-credentials")
     elif change == "token in every propose step":
@@ -131,6 +141,7 @@ def _broken(change: str) -> dict[str, Any]:
         "computed index",
         "expression in run",
         "credential kept",
+        "no sandbox for the seat",
         "token in every propose step",
         "pull-request comments",
         "secret for the propose job",
