@@ -32,6 +32,7 @@ __all__ = [
     "job_lines",
     "python_bin",
     "require_tool",
+    "store_artifacts",
     "wheelhouse",
 ]
 
@@ -67,6 +68,19 @@ def job_lines(log: str, job: str) -> list[str]:
 def checkouts(lines: Iterable[str]) -> list[str]:
     """The commits the checkout stand-in checked out, in order."""
     return re.findall(r"stand-in checkout: ([0-9a-f]{40})", "\n".join(lines))
+
+
+def store_artifacts(gh: Any, artifact_dir: Path, run_id: int) -> list[str]:
+    """What the upload-artifact stand-in wrote for run ``run_id``
+    (``artifact_dir/<run_id>/<name>/``) stored in the fake GitHub as that run's artifacts, as
+    GitHub's artifact service holds them; the names stored."""
+    stored = []
+    for folder in sorted((artifact_dir / str(run_id)).glob("*")):
+        files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
+                 if p.is_file()}  # fmt: skip
+        gh.add_artifact(run_id, folder.name, files)
+        stored.append(folder.name)
+    return stored
 
 
 def wheelhouse(dest: Path) -> Path:

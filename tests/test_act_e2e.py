@@ -58,7 +58,7 @@ import pytest
 
 from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
 from testing.act_attacks import ATTACKS, EXECUTABLE, FORGE, FORGED, SLOW, forging_workflow
-from testing.act_runner import find_act, python_bin, wheelhouse
+from testing.act_runner import find_act, python_bin, store_artifacts, wheelhouse
 from testing.contest_project import make_project
 from testing.fake_github import FakeGitHub
 from testing.github_data import require as require_data
@@ -412,8 +412,9 @@ def publish_round(
     tmp: Path, scene: dict[str, Any], gh: FakeGitHub, seat: str, run_id: int, path: str
 ) -> int:
     """The verify run's completion runs publish (from the default branch); its request count."""
-    before = len(gh.requests)
     event = run_event(gh, scene, seat, run_id, path=path)
+    store_artifacts(gh, tmp / "artifacts", run_id)  # what the verify run uploaded, on GitHub
+    before = len(gh.requests)
     log = run_act(tmp, scene, gh, "workflow_run", event, run_id + 50)
     publish = job_lines(log, "publish")
     # the privileged job checked out the default branch, never a candidate

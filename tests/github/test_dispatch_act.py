@@ -27,7 +27,7 @@ from typing import Any
 from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.contest_state import DATA_BRANCH, state_path, write_state
 from pytest_loopcontract.github.dispatch import parse_round
-from testing.act_runner import ActScene, checkouts, job_lines
+from testing.act_runner import ActScene, checkouts, job_lines, store_artifacts
 from testing.dispatch_scene import SEATS, SECRET_VALUE, dispatch_project, probes
 from testing.fake_github import FakeGitHub, load_webhook
 from testing.github_data import require as require_data
@@ -241,13 +241,14 @@ def test_the_dispatch_starts_verification_and_publish_proposes_a_winner(tmp_path
         for number, pull in pulls.items():
             gh.set_pull_files(number, patches(root, base, pull["head_sha"]))
         seat_of = {n: p["head_ref"].removeprefix("loop-contract/calc/") for n, p in pulls.items()}
-        for index, dispatch in enumerate(started):
-            run_id = 710 + index
+        for dispatch in started:
+            assert dispatch.run_id is not None
+            run_id = dispatch.run_id  # the run GitHub queued for the dispatch
             act.run(root, "workflow_dispatch", verify_dispatch_event(dispatch.inputs["pr"]),
                     run_id, VERIFY, secrets)  # fmt: skip
-            assert dispatch.run_id is not None
-            gh.finish_run(dispatch.run_id)  # the run GitHub queued for the dispatch is over
-            completed = gh.workflow_run_event(dispatch.run_id, pull_requests=[])
+            gh.finish_run(run_id)  # the run is over
+            store_artifacts(gh, tmp_path / "artifacts", run_id)  # what it uploaded, on GitHub
+            completed = gh.workflow_run_event(run_id, pull_requests=[])
             completed["repository"]["default_branch"] = "main"
             act.run(root, "workflow_run", completed, run_id + 50, PUBLISH, secrets)
         state = json.loads(gh.branch_files(DATA_BRANCH)[state_path("calc")])

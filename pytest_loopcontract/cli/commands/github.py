@@ -21,6 +21,7 @@ from pytest_loopcontract.contract.model import Contract, load_contract
 from pytest_loopcontract.errors import CommandError
 from pytest_loopcontract.fsio import dumps_json
 from pytest_loopcontract.github.actions_env import ActionsEnv
+from pytest_loopcontract.github.artifact_fetch import fetch_run_artifacts
 from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.contest_state import DATA_BRANCH
 from pytest_loopcontract.github.decide import gate
@@ -115,6 +116,10 @@ def _publish(
         # Without the workflow_run event there is no run to check, and artifacts must
         # never be taken on trust: refuse instead of publishing them.
         raise CommandError("github publish needs the workflow_run event of a verify run")
+    if not run.id.isdigit():
+        raise CommandError("the workflow_run event names no run id: no artifacts to read")
+    fetched = fetch_run_artifacts(repo, int(run.id), artifacts, token=env.token)
+    print(f"artifacts of run {run.id}: took {sorted(fetched.taken)}; refused {fetched.refused}")
     with tempfile.TemporaryDirectory(prefix="loopcontract-publish-") as work:
         outcome = publish(
             repo,
