@@ -218,6 +218,12 @@ def _run_github(a: Namespace) -> int:
     )
 
 
+def _run_flag(a: Namespace) -> int:
+    from pytest_loopcontract.cli.commands.flag import flag
+
+    return flag(a.reason, evidence=a.evidence, as_json=a.json)
+
+
 _COMMANDS: dict[str, Callable[[Namespace], int]] = {
     "init": _run_init,
     "check": _run_check,
@@ -230,6 +236,7 @@ _COMMANDS: dict[str, Callable[[Namespace], int]] = {
     "next": _run_next,
     "done": _run_done,
     "amend": _run_amend,
+    "flag": _run_flag,
     "wait": _run_wait,
     "unwait": _run_unwait,
     "pause": _run_pause,

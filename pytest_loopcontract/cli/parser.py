@@ -265,6 +265,20 @@ def _amend(sub: SubParsers) -> None:
     p.add_argument("--by", metavar="NAME", help="who amends (required for --add and --remove)")
 
 
+def _flag(sub: SubParsers) -> None:
+    p = _command(
+        sub,
+        "flag",
+        "the agent says the task cannot be done as specified: a checkpoint for a person (exit 24)",
+    )
+    p.add_argument("--reason", required=True, metavar="TEXT", help="why (the tests contradict "
+                   "the goal, a permission is missing, ...)")  # fmt: skip
+    p.add_argument(
+        "--evidence", action="append", default=[], metavar="TEXT",
+        help="a test id, a line, a command's output (repeatable)",
+    )  # fmt: skip
+
+
 def _ledger(sub: SubParsers) -> None:
     actions = _actions(_command(sub, "ledger", "check the contest ledger's hash chain"))
     v = actions.add_parser("verify", help="name the first row that does not seal (exit 25)")
@@ -356,6 +370,7 @@ _SUB_COMMANDS: tuple[Callable[[SubParsers], None], ...] = (
     _next,
     _done,
     _amend,
+    _flag,
     _wait,
     _unwait,
     _pause,

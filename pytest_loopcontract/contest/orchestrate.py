@@ -60,7 +60,7 @@ DEFAULT_ATTEMPTS = 3
 DEFAULT_PARALLEL = 4
 DEFAULT_LESSON_CHARS = 2000
 # Outcomes a retry with the verifier's log cannot change: the seat never worked on the task.
-_NO_RETRY = frozenset({"unavailable", "refused", "auth_failed", "rate_limited"})
+_NO_RETRY = frozenset({"unavailable", "refused", "flagged", "auth_failed", "rate_limited"})
 
 
 def run_contest(

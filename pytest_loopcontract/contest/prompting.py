@@ -51,6 +51,13 @@ def contest_prompt(
         lines += ["", "Only change files under: " + ", ".join(contract.boundaries.allow)]
     if contract.constraints:
         lines += ["", "## Constraints", *(f"- {c}" for c in contract.constraints)]
+    lines += [
+        "",
+        "If the task cannot be done as specified (the tests contradict the goal, a permission "
+        'you need is missing), do not work around the tests: write {"flag": "WHY"} to the JSON '
+        "report file named by $LOOP_CONTRACT_REPORT and stop. A person reads the flag; a flag "
+        "is never held against you, a cheat always is.",
+    ]
     if lessons_block:
         lines += ["", lessons_block.rstrip()]
     if rejection:

@@ -41,12 +41,14 @@ STATUSES: tuple[str, ...] = (
     "ok",
     "unavailable",
     "refused",
+    "flagged",
     "auth_failed",
     "rate_limited",
     "timeout",
     "error",
 )
-"""How a seat run can end. ``auth_failed`` and ``rate_limited`` come from a seat adapter that
+"""How a seat run can end. ``flagged``: the seat said the task cannot be done as specified
+(its report's ``flag``), the honest way out a person then reads. ``auth_failed`` and ``rate_limited`` come from a seat adapter that
 read them in the agent CLI's own output (:mod:`.presets`), never from a guess."""
 
 DEFAULT_TIMEOUT = 900.0
@@ -218,6 +220,7 @@ class SeatReport:
     refused: bool | None = None
     reason: str | None = None
     notes: tuple[str, ...] = ()
+    flag: str | None = None
 
 
 def read_report(path: Path) -> SeatReport:
@@ -287,7 +290,13 @@ def _report_fields(doc: Mapping[str, Any]) -> SeatReport:
             reason = _one_line(doc["reason"])
         else:
             bad("reason", "expected a string")
-    return SeatReport(tokens, cost, refused, reason, tuple(notes))
+    flag: str | None = None
+    if "flag" in doc:
+        if isinstance(doc["flag"], str) and doc["flag"].strip():
+            flag = _one_line(doc["flag"])
+        else:
+            bad("flag", "expected a non-empty string (why the task cannot be done)")
+    return SeatReport(tokens, cost, refused, reason, tuple(notes), flag)
 
 
 def apply_report(run: SeatRun, report: SeatReport) -> SeatRun:
@@ -299,7 +308,9 @@ def apply_report(run: SeatRun, report: SeatReport) -> SeatRun:
     """
     notes = list(run.notes) + list(report.notes)
     status, reason = run.status, run.reason
-    if report.refused and run.status in ("ok", "error"):
+    if report.flag and run.status in ("ok", "error"):
+        status, reason = "flagged", f"flagged: {report.flag}"
+    elif report.refused and run.status in ("ok", "error"):
         status = "refused"
         reason = f"refused: {report.reason}" if report.reason else "refused (no reason given)"
     elif report.reason:

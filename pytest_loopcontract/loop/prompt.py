@@ -20,6 +20,15 @@ MAX_FAILING_SHOWN = 20
 MAX_MESSAGE = 600
 
 
+HONEST_WAY_OUT = (
+    "If the task cannot be done as specified (the tests contradict the goal, a permission "
+    "you need is missing), do not work around the tests: run `loop-contract flag --reason "
+    "'WHY' --evidence 'TEST ID OR LINE'` and stop. A person reads the flag and decides; "
+    "a flag is never held against you, a cheat always is."
+)
+"""What every prompt says about flagging (the loop's, and a contest seat's)."""
+
+
 def _clip(text: str, limit: int = MAX_MESSAGE) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -111,6 +120,7 @@ def build_prompt(
         "reported as tampering.",
         "Do not push, publish, delete outside the workspace or touch credentials: those "
         "actions wait for a person.",
+        HONEST_WAY_OUT,
     ]
     if protected:
         rules.append("Pinned paths include: " + ", ".join(sorted(protected)[:30]))

@@ -119,7 +119,13 @@ def _failing(verdict: Mapping[str, Any]) -> list[str]:
 def _checkpoint_notes(state: Mapping[str, Any]) -> list[str]:
     notes = []
     for cid, cp in state["checkpoints"].items():
-        if cp.get("status") == "denied":
+        if cp.get("kind") == "flag" and cp.get("status") in ("approved", "denied"):
+            verb = "agreed" if cp["status"] == "approved" else "disagreed"
+            notes.append(
+                f"{cid}: {cp.get('by')} {verb} with your flag ({cp.get('message', '')})"
+                + ("" if verb == "agreed" else " - the task can be done: keep working")
+            )
+        elif cp.get("status") == "denied":
             notes.append(
                 f"{cid} DENIED by {cp.get('by')}: {cp.get('message', '')} - undo it and do not "
                 "try it again"

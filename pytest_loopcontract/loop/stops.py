@@ -43,14 +43,16 @@ def _elapsed_minutes(state: Mapping[str, Any], now: Instant) -> float:
 
 def pre_turn_stop(state: Mapping[str, Any], contract: Contract, now: Instant) -> Stop | None:
     """Stops that hold before the agent may take another turn (pure)."""
-    pending = [cid for cid, cp in state["checkpoints"].items() if cp.get("status") == "pending"]
+    pending = [cp for cp in state["checkpoints"].values() if cp.get("status") == "pending"]
     if pending:
+        shown = "; ".join(f"{cp['id']}: {str(cp.get('message') or '')[:300]}" for cp in pending)
         return Stop(
             "checkpoint",
             EXIT_AWAIT_HUMAN,
             "await_human",
-            f"waiting on a person for {', '.join(pending)}: "
-            "'loop-contract checkpoint resolve ID --by NAME [--deny]', then 'loop --resume'",
+            f"waiting on a person for {shown} - "
+            f"'loop-contract checkpoint resolve {pending[0]['id']} --by NAME [--deny]', then "
+            "'loop --resume'",
         )
     tripped = [
         f"{t['which']} ({t.get('observed')} of {t.get('cap')})"
