@@ -95,12 +95,17 @@ class Confinement:
         args += ["--size", TMP_SIZE, "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
         for path in _existing_dirs([_home(), *self.hidden]):
             args += ["--tmpfs", str(path)]
-        # Read-only folders first: a later bind inside one of them (the tree, a writable
-        # folder) is mounted over it, so the more specific grant wins.
-        for path in _existing_dirs(self.readable):
+        # A read-only folder that holds the tree goes first and one inside the tree after it:
+        # the later mount covers the earlier one, so the more specific grant wins either way.
+        places = (tree, *self.aliases)
+        readable = _existing_dirs(self.readable)
+        outer = [p for p in readable if any(place.is_relative_to(p) for place in places)]
+        for path in outer:
             args += ["--ro-bind", str(path), str(path)]
-        for place in (tree, *self.aliases):
+        for place in places:
             args += ["--bind", str(tree), str(place)]
+        for path in (p for p in readable if p not in outer):
+            args += ["--ro-bind", str(path), str(path)]
         for path in _existing_dirs([*writable, *self.writable]):
             args += ["--bind", str(path), str(path)]
         return [*args, "--chdir", str(tree)]

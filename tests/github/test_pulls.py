@@ -54,14 +54,18 @@ def test_list_candidates_reads_every_page_and_keeps_only_the_contest(gh: FakeGit
     start = len(gh.requests)
     found = list_candidates(repo, "calc")
     here, main = "octo/demo", "main"
+    base = gh.branch_sha("main") or ""  # the API's base commit: main's head
     assert found == [
         CandidatePR(
-            300, sha(300), "loop-contract/calc/alice", "alice", "alice", False, "open", here, main
+            300, sha(300), "loop-contract/calc/alice", "alice", "alice", False, "open", here, main,
+            base,
         ),
-        CandidatePR(302, sha(302), "try-it", "carol", "carol", True, "open", "carol/demo", main),
+        CandidatePR(
+            302, sha(302), "try-it", "carol", "carol", True, "open", "carol/demo", main, base
+        ),
         CandidatePR(
             5000, sha(5000), "loop-contract/calc/erin", "erin", "erin", True, "open", "erin/demo",
-            main,
+            main, base,
         ),
     ]  # fmt: skip
     pages = [p for m, p in gh.requests[start:] if p == "/repos/octo/demo/pulls"]
@@ -119,7 +123,8 @@ def test_fork_pull_found_by_head_sha_when_the_event_lists_none(gh: FakeGitHub) -
     found = pr_for_workflow_run(repo_of(gh), event)
     assert found == [
         CandidatePR(
-            150, sha(150), "loop-contract/calc/eve", "eve", "eve", True, "open", "eve/demo", "main"
+            150, sha(150), "loop-contract/calc/eve", "eve", "eve", True, "open", "eve/demo", "main",
+            gh.branch_sha("main") or "",
         ),
     ]
 
