@@ -26,7 +26,9 @@ State helpers (``repo="owner/name"`` keyword on each; default: the first repo ad
   the default branch), ``add_user(login, type="User")``, ``add_token(token, login)``,
   ``set_permission(login, "admin"|"maintain"|"write"|"triage"|"read"|"none")``.
 * ``add_pull(number, head_ref, head_sha, author, *, base_ref="main", fork=False, labels=(),
-  state="open", title=None) -> None``; ``set_pull_head(number, head_sha)``;
+  state="open", title=None, base_sha=None) -> None`` (``base_sha``: the base commit the API
+  reports; default the base branch's head, in the attached repository when there is one);
+  ``set_pull_head(number, head_sha)``;
   ``set_pull_state(number, state)``; ``attach_git(bare_repo)``: pull request heads follow
   that repository's branches (a ``git push`` there is a push to GitHub);
   ``pull_state(number)``, ``pull_numbers()``.
@@ -334,6 +336,7 @@ class _Pull:
     title: str
     created_at: str
     body: str | None = None
+    base_sha: str | None = None  # None: the base branch's head
 
 
 @dataclass
@@ -641,6 +644,7 @@ class FakeGitHub:
         state: str = "open",
         title: str | None = None,
         repo: str | None = None,
+        base_sha: str | None = None,
     ) -> None:
         self._ensure_user(author)
         with self._lock:
@@ -656,6 +660,7 @@ class FakeGitHub:
                 state=state,
                 title=title or f"Candidate {head_ref}",
                 created_at=self._now(),
+                base_sha=base_sha,
             )
 
     def attach_git(self, git_dir: Path) -> None:
@@ -1113,7 +1118,7 @@ class FakeGitHub:
 
     def _run_pr_json(self, r: _Repo, p: _Pull) -> dict[str, Any]:
         ref = {"id": r.id, "url": f"{REAL_API}/repos/{r.full_name}", "name": r.name}
-        base_sha = self._base_sha(r, p.base_ref)
+        base_sha = p.base_sha or self._base_sha(r, p.base_ref)
         return {
             "url": f"{REAL_API}/repos/{r.full_name}/pulls/{p.number}",
             "id": 100_000 + p.number,
@@ -1177,7 +1182,7 @@ class FakeGitHub:
             base={
                 "label": f"{r.owner}:{p.base_ref}",
                 "ref": p.base_ref,
-                "sha": self._base_sha(r, p.base_ref),
+                "sha": p.base_sha or self._base_sha(r, p.base_ref),
                 "user": self._user_json(r.owner),
                 "repo": self._repo_json(r),
             },

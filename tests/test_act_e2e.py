@@ -202,7 +202,10 @@ def fake_server(scene: dict[str, Any]) -> FakeGitHub:
     gh.commit_files("main", {VERIFY_WORKFLOW: workflow})
     for seat, number in NUMBERS.items():
         gh.add_user(f"{seat}-bot")
-        gh.add_pull(number, f"loop-contract/calc/{seat}", scene["heads"][seat], f"{seat}-bot")
+        head = scene["heads"][seat]  # the API's base commit: the scene's base, as on GitHub
+        gh.add_pull(
+            number, f"loop-contract/calc/{seat}", head, f"{seat}-bot", base_sha=scene["base"]
+        )
         changed = {name: text.encode() for name, text in SEATS[seat].items()}
         gh.add_commit_at(scene["heads"][seat], changed)
         gh.set_pull_files(number, patches(scene["root"], scene["base"], scene["heads"][seat]))
