@@ -48,8 +48,9 @@ STATUSES: tuple[str, ...] = (
     "error",
 )
 """How a seat run can end. ``flagged``: the seat said the task cannot be done as specified
-(its report's ``flag``), the honest way out a person then reads. ``auth_failed`` and ``rate_limited`` come from a seat adapter that
-read them in the agent CLI's own output (:mod:`.presets`), never from a guess."""
+(its report's ``flag``), the honest way out a person then reads. ``auth_failed`` and
+``rate_limited`` come from a seat adapter that read them in the agent CLI's own output
+(:mod:`.presets`), never from a guess."""
 
 DEFAULT_TIMEOUT = 900.0
 """Seconds a seat may run when the contract does not say."""

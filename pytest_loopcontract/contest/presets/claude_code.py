@@ -7,7 +7,9 @@ message, https://code.claude.com/docs/en/agent-sdk/typescript (``SDKResultMessag
 ...,"is_error": bool, "result": str, "stop_reason": str, "total_cost_usd": float,
 "usage": {"input_tokens", "output_tokens", "cache_creation_input_tokens",
 "cache_read_input_tokens"}, ...}``. A failed API call comes back as ``is_error: true`` with
-the API's message in ``result`` ("Invalid API key · Please run /login", "API Error: 429 ...").
+the API's message in ``result`` ("Invalid API key · Please run /login", "API Error: 429 ...");
+2.1.332 (proven against the real binary, ``tests/contest/presets/test_real_claude_code.py``)
+also gives the HTTP status, ``api_error_status``.
 A refusal is the Messages API's ``stop_reason: "refusal"``
 (https://docs.claude.com/en/api/handling-stop-reasons) or Claude Code's usage-policy sentence.
 """
@@ -18,6 +20,8 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_loopcontract.contest.presets.model import (
+    AUTH_FAILED,
+    RATE_LIMITED,
     REFUSED,
     Output,
     Preset,
@@ -38,7 +42,23 @@ _USAGE_KEYS = (
     "cache_read_input_tokens",
 )
 _POLICY = "violate our usage policy"
+# Claude Code 2.1.332 names the API's status in the result object ("api_error_status": 401, with
+# "Failed to authenticate. API Error: 401 authentication_error"): read it, not the wording.
+_API_STATUS = {401: AUTH_FAILED, 403: AUTH_FAILED, 429: RATE_LIMITED}
 
+# acceptEdits lets the agent edit files but refuses every shell command ("This command
+# requires approval", seen on Claude Code 2.1.332), so an agent could not run the tests: the
+# project's test runner, loop-contract (verify, flag) and read-only git are allowed by name,
+# and everything else stays refused (a `curl` is a permission denial in the result object).
+ALLOWED_COMMANDS = (
+    "Bash(python -m pytest:*)",
+    "Bash(python3 -m pytest:*)",
+    "Bash(pytest:*)",
+    "Bash(loop-contract:*)",
+    "Bash(git status:*)",
+    "Bash(git diff:*)",
+    "Bash(git log:*)",
+)
 GENERATE = (
     "claude",
     "-p",
@@ -47,6 +67,8 @@ GENERATE = (
     "json",
     "--permission-mode",
     "acceptEdits",
+    "--allowedTools",
+    *ALLOWED_COMMANDS,
 )
 JUDGE = (
     "claude",
@@ -72,6 +94,12 @@ def read(output: Output) -> Reading:
     if result.get("stop_reason") == "refusal" or _POLICY in (text or "").lower():
         why = first_line(text or "") or "stop_reason refusal"
         return replace(base, outcome=REFUSED, reason=f"refused: {why}")
+    status = result.get("api_error_status")
+    if status in _API_STATUS and result.get("is_error") is True:
+        kind = _API_STATUS[status]
+        return replace(
+            base, outcome=kind, reason=f"{kind.replace('_', ' ')}: {first_line(text or '')}"
+        )
     if result.get("is_error") is True or str(result.get("subtype", "success")) != "success":
         return error_reading(base, "claude", text or str(result.get("subtype")))
     return base
