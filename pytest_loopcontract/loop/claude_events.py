@@ -230,8 +230,10 @@ def _waiting_message(state: Mapping[str, Any]) -> str:
 
 
 def _block(contract: Any, verdict: Mapping[str, Any], iteration: int) -> dict[str, Any]:
+    from pytest_loopcontract.loop.prompt import failure_report
+
     cap = contract.budget.iterations
-    reasons = "\n".join(f"- {r['code']}: {r['message']}" for r in verdict["reasons"][:12])
+    reasons = "\n".join(failure_report(contract, verdict))
     return {
         "decision": "block",
         "reason": f"The contract {contract.id} is not met yet (verified externally):\n"

@@ -14,7 +14,7 @@ from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.verdict import VerdictView
 from pytest_loopcontract.words import plural
 
-__all__ = ["build_prompt", "substitute"]
+__all__ = ["HONEST_WAY_OUT", "build_prompt", "failure_report", "substitute"]
 
 MAX_FAILING_SHOWN = 20
 MAX_MESSAGE = 600
@@ -84,6 +84,28 @@ def _failure_lines(verdict: Mapping[str, Any], places: frozenset[str]) -> list[s
     }
     for nodeid, message in list(messages.items())[:5]:
         lines.append(f"--- {nodeid}\n{_clip(message, 1500)}")
+    return lines
+
+
+def failure_report(contract: Contract, verdict: Mapping[str, Any]) -> list[str]:
+    """What the verifier found, as an agent may read it: the reasons, each DoD item not done
+    with the tests that failed it (hidden acceptance tests counted, never named), then the
+    first failure messages. The Claude Code Stop hook sends it back with a blocked stop."""
+    places = frozenset(h.to for h in contract.hidden_tests())
+    lines = _failure_lines(verdict, places)
+    reasons = [line for line in lines if line.startswith("- ")]
+    messages = [line for line in lines if not line.startswith("- ")]
+    return [*reasons, *_undone_lines(contract, verdict), *messages]
+
+
+def _undone_lines(contract: Contract, verdict: Mapping[str, Any]) -> list[str]:
+    """The DoD lines of the items not done (``_dod_lines`` without the done ones)."""
+    lines, keep = [], False
+    for line in _dod_lines(contract, verdict):
+        if not line.startswith("    "):
+            keep = line.startswith("[ ]")
+        if keep:
+            lines.append(line)
     return lines
 
 

@@ -1,0 +1,97 @@
+"""The Claude Code hooks (``loop-contract hook install claude-code``) proven with the real Claude
+Code (the pinned release) and a scripted Messages API server, on the slugify example:
+
+* the model asks for ``git push``: the PreToolUse hook blocks it, the model receives the reason
+  as the tool's error, and the stop that follows waits for a person (the checkpoint);
+* the model says it is done while the contract is not met: the Stop hook sends it back with the
+  failing tests named, until the contract's iteration cap ends the run;
+* the hook's interpreter is gone: the hook still blocks (fails closed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_loopcontract.loop.history import History
+from testing.agent_clis import CLAUDE_CODE, require_cli
+from testing.loop_project import STATE, make_repo
+from testing.model_servers import AnthropicServer, Block, text, tool
+from testing.repos import run_cli
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    made = make_repo(tmp_path, budget="{iterations: 2}")
+    installed = run_cli(made, "hook", "install", "claude-code")
+    assert installed.returncode == 0, installed.stderr
+    return made
+
+
+def claude(
+    repo: Path, tmp_path: Path, turns: list[list[Block]]
+) -> tuple[dict[str, Any], list[str]]:
+    """Run the real CLI in ``repo`` on the script; its result object and, per request, the
+    text of the last message the CLI sent (tool results, hook feedback)."""
+    program = require_cli(CLAUDE_CODE)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    with AnthropicServer(turns) as server:
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(home),
+            "ANTHROPIC_BASE_URL": server.base_url,
+            "ANTHROPIC_API_KEY": "sk-ant-scripted",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
+        argv = [str(program), "-p", "Make the slug tests pass.", "--output-format", "json"]
+        argv += ["--permission-mode", "acceptEdits", "--allowedTools", "Bash(git push:*)"]
+        proc = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+        sent = [json.dumps(r["messages"][-1]) for r in server.agent_requests]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout), sent
+
+
+def stops(repo: Path) -> list[dict[str, Any]]:
+    return [r.data for r in History(repo / STATE).read().records if r.kind == "stop"]
+
+
+def test_a_push_is_blocked_and_the_model_is_told_why(repo: Path, tmp_path: Path) -> None:
+    """Even with the push allowed by the CLI's own permissions, the hook blocks it."""
+    script = [[tool("Bash", command="git push origin main", description="push")], [text("Done.")]]
+    result, sent = claude(repo, tmp_path, script)
+    assert "PreToolUse:Bash hook error" in sent[1] and "git push" not in result["result"]
+    assert "Pushing publishes the agent's work" in sent[1]
+    assert "loop-contract checkpoint resolve cp-" in sent[1]
+    assert stops(repo)[-1]["reason"] == "checkpoint"  # the stop waits for a person
+
+
+def test_a_premature_stop_is_sent_back_with_the_failing_tests(repo: Path, tmp_path: Path) -> None:
+    result, sent = claude(repo, tmp_path, [[text("Finished.")]])
+    feedback = [s for s in sent if "Stop hook" in s]
+    assert feedback, sent
+    assert "not met yet" in feedback[0]
+    assert "tests/test_slug.py::test_accents_are_transliterated" in feedback[0]  # named
+    done = [r.data for r in History(repo / STATE).read().records if r.kind == "iteration"]
+    assert [i["n"] for i in done] == [1, 2]
+    assert stops(repo)[-1]["reason"] == "iteration_cap"  # the contract's cap ended it
+    assert result["num_turns"] >= 2
+
+
+def test_a_hook_that_cannot_start_blocks(repo: Path, tmp_path: Path) -> None:
+    settings = repo / ".claude" / "settings.json"
+    document = json.loads(settings.read_text("utf-8"))
+    for groups in document["hooks"].values():
+        for group in groups:
+            for hook in group["hooks"]:
+                first = hook["command"].split(" ", 1)[0]
+                hook["command"] = hook["command"].replace(first, str(tmp_path / "gone" / "python"))
+    settings.write_text(json.dumps(document), "utf-8")
+    script = [[tool("Bash", command="ls", description="look")], [text("Done.")]]
+    _, sent = claude(repo, tmp_path, script)
+    assert "the claude-pre-tool-use hook could not run (exit 127), so this is blocked" in sent[1]
