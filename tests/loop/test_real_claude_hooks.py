@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,36 @@ def test_a_hook_that_cannot_start_blocks(repo: Path, tmp_path: Path) -> None:
     script = [[tool("Bash", command="ls", description="look")], [text("Done.")]]
     _, sent = claude(repo, tmp_path, script)
     assert "the claude-pre-tool-use hook could not run (exit 127), so this is blocked" in sent[1]
+
+
+def test_the_loop_drives_the_real_cli_and_counts_what_it_printed(tmp_path: Path) -> None:
+    """``loop-contract loop -- claude ...`` for three turns: each turn's spend is the usage and
+    cost the CLI printed in its result object; no change in any turn, so no progress (or the
+    cap) ends the run, and the history holds every turn's spend."""
+    repo = make_repo(tmp_path, budget="{iterations: 3, tokens: 100000}")
+    program = require_cli(CLAUDE_CODE)
+    home = tmp_path / "home"
+    home.mkdir()
+    script = [[text("I looked; I change nothing this turn.")]] * 3
+    with AnthropicServer(script, usage=(2000, 150)) as server:
+        env = {
+            **os.environ,
+            "HOME": str(home),
+            "ANTHROPIC_BASE_URL": server.base_url,
+            "ANTHROPIC_API_KEY": "sk-ant-scripted",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
+        agent = [str(program), "-p", "{prompt}", "--output-format", "json"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest_loopcontract", "loop", "--", *agent],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+        turns = len(server.agent_requests)
+    assert proc.returncode in (22, 23), proc.stdout + proc.stderr  # no progress, or the cap
+    records = History(repo / STATE).read().records
+    spends = [r.data for r in records if r.kind == "spend"]
+    iterations = [r.data for r in records if r.kind == "iteration"]
+    assert len(spends) == len(iterations) == turns >= 2
+    assert all(s["tokens"] == 2150 and s["source"] == "cli" for s in spends)
+    assert all(s["usd"] > 0 for s in spends)  # the CLI's own total_cost_usd, never a guess
+    assert stops(repo)[-1]["reason"] in ("no_progress", "iteration_cap")
