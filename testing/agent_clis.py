@@ -13,14 +13,15 @@ from pathlib import Path
 
 from testing.act_runner import require_tool
 
-__all__ = ["CLAUDE_CODE", "NPM_BIN", "PINNED", "require_cli"]
+__all__ = ["CLAUDE_CODE", "CODEX", "NPM_BIN", "PINNED", "require_cli"]
 
 ROOT = Path(__file__).resolve().parent.parent
 NPM_BIN = ROOT / ".tools" / "npm" / "node_modules" / ".bin"
 CLAUDE_CODE = "@anthropic-ai/claude-code"
-PINNED = {CLAUDE_CODE: "2.1.332"}
+CODEX = "@openai/codex"
+PINNED = {CLAUDE_CODE: "2.1.332", CODEX: "0.171.0"}
 """The releases the presets are proven on (``.ci/run`` installs exactly these)."""
-_PROGRAMS = {CLAUDE_CODE: "claude"}
+_PROGRAMS = {CLAUDE_CODE: "claude", CODEX: "codex"}
 
 
 def require_cli(package: str) -> Path:

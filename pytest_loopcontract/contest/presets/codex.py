@@ -22,11 +22,14 @@ from pytest_loopcontract.contest.presets.signals import error_reading, stderr_re
 
 __all__ = ["PRESET", "read"]
 
+# Codex 0.171 removed --full-auto ("unexpected argument"); its exec mode asks for no approval,
+# and --sandbox workspace-write lets the agent edit the workspace and run commands in it.
 GENERATE = (
     "codex",
     "exec",
     "--json",
-    "--full-auto",
+    "--sandbox",
+    "workspace-write",
     "Carry out the task described in the file {prompt_file} (read it first).",
 )
 JUDGE = (
