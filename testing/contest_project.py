@@ -68,10 +68,26 @@ elif behaviour == "crash":
     sys.exit(3)
 elif behaviour == "vanish":
     import shutil
-    shutil.rmtree(workdir)
+    shutil.rmtree(workdir, ignore_errors=True)  # in its sandbox the folder itself is a mount
+elif behaviour == "snoop":
+    import subprocess
+    calc.write_text(GOOD)
+    repo = os.environ["LOOP_CONTRACT_TEST_REPO"]
+    found = {
+        "commits": subprocess.run(["git", "log", "--all", "--format=%H"], cwd=workdir,
+                                  capture_output=True, text=True).stdout.split(),
+        "refs": subprocess.run(["git", "for-each-ref", "--format=%(refname)"], cwd=workdir,
+                               capture_output=True, text=True).stdout.split(),
+        "siblings": sorted(p.name for p in workdir.parent.iterdir() if p != workdir),
+        "state": sorted(str(p.relative_to(repo)) for p in pathlib.Path(repo).rglob("*")
+                        if p.is_file()),
+        "repo": os.path.exists(os.path.join(repo, "calc.py")),
+    }
+    window = pathlib.Path(os.environ["LOOP_CONTRACT_SANDBOX_WRITABLE"])
+    (window / f"found-{workdir.name}.json").write_text(json.dumps(found))
 elif behaviour == "outside":
     calc.write_text(GOOD)
-    root = workdir.parents[3]
+    root = pathlib.Path(os.environ["LOOP_CONTRACT_TEST_REPO"])  # where the test says it is
     (root / "stray.txt").write_text("written outside the worktree\n")
 """
 

@@ -10,6 +10,7 @@ snapshotted before and after, so a seat that wrote outside its worktree stops th
 from __future__ import annotations
 
 import concurrent.futures as cf
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,8 +18,13 @@ from pathlib import Path
 from pytest_loopcontract.contest.panel import save_seat_log
 from pytest_loopcontract.contest.prompting import contest_prompt
 from pytest_loopcontract.contest.run_state import Candidate, RunState
-from pytest_loopcontract.contest.seats import run_seat
-from pytest_loopcontract.contest.worktrees import CandidateError, add_worktree, capture_candidate
+from pytest_loopcontract.contest.seats import run_seat, seat_box
+from pytest_loopcontract.contest.worktrees import (
+    CandidateError,
+    add_checkout,
+    capture_candidate,
+    remove_checkout,
+)
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.verifier.snapshot import snapshot_worktree
 from pytest_loopcontract.verifier.workspace import WorkspaceError, changed_paths
@@ -37,8 +43,31 @@ def generate(
 ) -> str | None:
     """Dispatch the named seats in parallel; returns a stop reason if the run must stop."""
     before = snapshot_worktree(state.root)
-    parent = state.paths.worktrees(state.contract.id)
-    parent.mkdir(parents=True, exist_ok=True)
+    # Outside the repository: a seat's checkout holds the base commit only, and the other
+    # seats' checkouts, the repository and its state folder are out of its sandbox's sight.
+    with tempfile.TemporaryDirectory(prefix=f"loopcontract-{state.contract.id}-seats-") as tmp:
+        _dispatch_all(state, names, attempt, lessons_text, rejection, retry, Path(tmp))
+    after = snapshot_worktree(state.root)
+    if after == before:
+        return None
+    changed = [p for _, p in changed_paths(state.root, before, after)]
+    state.event("outside_write", paths=changed[:50])
+    return (
+        "a seat wrote outside its worktree, into the repository itself: "
+        + ", ".join(changed[:10])
+        + " - the run stops; nothing from this attempt is trusted"
+    )
+
+
+def _dispatch_all(
+    state: RunState,
+    names: Sequence[str],
+    attempt: int,
+    lessons_text: str,
+    rejection: str | None,
+    retry: Mapping[str, list[str]],
+    parent: Path,
+) -> None:
     with cf.ThreadPoolExecutor(max_workers=state.parallel) as pool:
         futures = [
             pool.submit(
@@ -59,16 +88,6 @@ def generate(
         ]
         for future in futures:
             future.result()
-    after = snapshot_worktree(state.root)
-    if after == before:
-        return None
-    changed = [p for _, p in changed_paths(state.root, before, after)]
-    state.event("outside_write", paths=changed[:50])
-    return (
-        "a seat wrote outside its worktree, into the repository itself: "
-        + ", ".join(changed[:10])
-        + " - the run stops; nothing from this attempt is trusted"
-    )
 
 
 def _generate_one(
@@ -83,7 +102,7 @@ def _generate_one(
     prompt_file = private / "prompt.md"
     write_text_atomic(prompt_file, prompt)
     try:
-        cand.worktree = add_worktree(
+        cand.worktree = add_checkout(
             state.root,
             contract_id=state.contract.id,
             seat=seat.name,
@@ -101,6 +120,9 @@ def _generate_one(
         cwd=cand.worktree.path,
         values={"prompt_file": str(prompt_file), "workdir": str(cand.worktree.path)},
         report_file=private / "report.json",
+        confinement=seat_box(
+            seat, "candidate", required=state.contract.isolation == "sandbox", hidden=[state.root]
+        ),
     )
     cand.run, cand.finished_at = run, time.monotonic()
     save_seat_log(private, run)
@@ -111,6 +133,7 @@ def _generate_one(
         state.progress.seat(seat.name, progress, run.reason)
         return
     _capture(state, cand, attempt)
+    remove_checkout(cand.worktree)  # the candidate is a commit now; the files are not needed
 
 
 def _capture(state: RunState, cand: Candidate, attempt: int) -> None:

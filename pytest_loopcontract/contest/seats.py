@@ -119,7 +119,9 @@ def run_seat(
     else:
         argv = command
         if confinement is not None:
-            argv = tuple(confinement.command(command, tree=cwd, writable=[report_file.parent]))
+            named = _named_paths(command, (Path.home(), *confinement.hidden))
+            shown = replace(confinement, readable=(*confinement.readable, *named))
+            argv = tuple(shown.command(command, tree=cwd, writable=[report_file.parent]))
         raw = _execute(base, argv, cwd=cwd, env=env, timeout=seat.timeout)
     return hooks.seat_result(seat, raw, report_file)
 
@@ -149,6 +151,21 @@ def seat_box(
         readable=[path.resolve() for path in shown],
         writable=extra_writable(),
     )
+
+
+def _named_paths(command: Sequence[str], hidden: Sequence[Path]) -> list[Path]:
+    """The folders of the absolute paths a seat's command names (its script, its prompt): the
+    contract chose them, so the sandbox shows them (read-only); never one that holds a hidden
+    folder (``/``, the home), which would show that folder again."""
+    found = []
+    for word in command[1:]:
+        path = Path(word)
+        if not (path.is_absolute() and path.exists()):
+            continue
+        folder = (path if path.is_dir() else path.parent).resolve()
+        if not any(h.resolve().is_relative_to(folder) for h in hidden):
+            found.append(folder)
+    return found
 
 
 def runner_folders(environ: Mapping[str, str]) -> list[Path]:

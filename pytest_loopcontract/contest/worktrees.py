@@ -45,11 +45,13 @@ __all__ = [
     "CandidateError",
     "Captured",
     "Worktree",
+    "add_checkout",
     "add_worktree",
     "branch_name",
     "capture_candidate",
     "group_by_tree",
     "prune",
+    "remove_checkout",
     "remove_worktree",
 ]
 
@@ -84,6 +86,7 @@ class Worktree:
     path: Path
     branch: str
     base_commit: str
+    own_repository: bool = False  # add_checkout: a repository of its own, never read
 
 
 @dataclass(frozen=True)
@@ -219,6 +222,32 @@ def add_worktree(
     return Worktree(seat=seat, path=path, branch=branch, base_commit=base)
 
 
+def add_checkout(
+    root: Path, *, contract_id: str, seat: str, base_commit: str, parent: Path
+) -> Worktree:
+    """A checkout of its own at ``parent/<seat>``, holding the base commit and nothing else:
+    a new repository with a depth-1 fetch of that commit, so no other seat's branch, no later
+    history, no reflog and no object of the repository is in it (a git worktree shares all of
+    them). Its candidate is captured like a worktree's, into ``loop-contract/<id>/<seat>``."""
+    branch = branch_name(contract_id, seat)
+    base = resolve_commit(root, base_commit)
+    parent = Path(parent)
+    parent.mkdir(parents=True, exist_ok=True)
+    path = Path(_real(parent)) / seat
+    if os.path.lexists(path):
+        _force_remove(path)
+    handoff = f"refs/loop-contract/handoff/{seat}"
+    with _ADMIN_LOCK:
+        _git(root, "update-ref", handoff, base)
+        try:
+            _git(parent, "init", "-q", str(path))
+            _git(path, "fetch", "-q", "--depth", "1", "--no-tags", str(root), handoff)
+            _git(path, "checkout", "-q", "--detach", "FETCH_HEAD")
+        finally:
+            _try_git(root, "update-ref", "-d", handoff)
+    return Worktree(seat=seat, path=path, branch=branch, base_commit=base, own_repository=True)
+
+
 def _remove_registered(root: Path, entry: _Registered) -> None:
     if entry.locked:
         _try_git(root, "worktree", "unlock", entry.path)
@@ -256,7 +285,14 @@ def capture_candidate(root: Path, worktree: Worktree, *, message: str) -> Captur
     """Record the seat's final files as one commit on top of the base and point the seat's
     branch at it. Raises :class:`CandidateError` if the worktree is gone or no longer one."""
     common = _common_dir(root)
-    own_git_dir = _check_worktree(root, worktree, common)
+    if worktree.own_repository:  # add_checkout: the seat's git is never read, only its files
+        if not os.path.lexists(worktree.path / ".git"):
+            raise CandidateError(
+                f"seat {worktree.seat!r} deleted its checkout (or its .git): {worktree.path}"
+            )
+        own_git_dir = Path(tempfile.gettempdir()) / "loopcontract-no-index"
+    else:
+        own_git_dir = _check_worktree(root, worktree, common)
     with tempfile.TemporaryDirectory(prefix="loopcontract-capture-") as tmp:
         index = Path(tmp) / "index"
         env = {
@@ -358,6 +394,12 @@ def remove_worktree(root: Path, worktree: Worktree) -> None:
         if os.path.lexists(path):
             _force_remove(Path(path))
         _git(root, "worktree", "prune")
+
+
+def remove_checkout(worktree: Worktree) -> None:
+    """Delete a seat's own checkout (:func:`add_checkout`) once its candidate is captured."""
+    if os.path.lexists(worktree.path):
+        _force_remove(worktree.path)
 
 
 def prune(root: Path) -> None:

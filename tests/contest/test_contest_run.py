@@ -196,8 +196,55 @@ def test_tampering_candidate_stops_at_the_hard_gate_with_a_lesson(tmp_path: Path
     assert routes["python.calc"]["t"]["demotions"] == 1
 
 
-def test_a_seat_writing_outside_its_worktree_stops_the_run(tmp_path: Path) -> None:
+def test_a_seat_cannot_write_into_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seat works in a checkout of its own outside the repository, in a sandbox where the
+    repository is out of sight: its write into the repository lands nowhere."""
     root = make_project(tmp_path, [("o", "fa", "outside", None)])
+    monkeypatch.setenv("LOOP_CONTRACT_TEST_REPO", str(root))
+    result = contest(root)
+    assert not (root / "stray.txt").exists()
+    assert result["status"] != "stopped"
+    assert by_seat(result)["o"]["verdict"] == "pass"
+
+
+def test_a_seat_sees_no_sibling_no_other_history_and_no_state_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35, point 5: a seat that looks for the other seats' work (their checkouts, their
+    branches, the repository's later history, the verifier's state folder) finds nothing."""
+    root = make_project(tmp_path, [("s", "fa", "snoop", None), ("g", "fb", "good2", None)])
+    base = git(root, "rev-parse", "HEAD").strip()
+    # another seat's branch, with a commit the base does not have
+    git(root, "checkout", "-q", "-b", "loop-contract/calc/someone-else")
+    git(root, "commit", "-q", "--allow-empty", "-m", "another seat's work")
+    git(root, "checkout", "-q", "-")
+    window = tmp_path / "window"
+    window.mkdir()
+    monkeypatch.setenv("LOOP_CONTRACT_TEST_REPO", str(root))
+    monkeypatch.setenv("LOOP_CONTRACT_SANDBOX_WRITABLE", str(window))
+    (root / ".loop-contract").mkdir(exist_ok=True)
+    result = contest(root)
+    found = json.loads((window / "found-s.json").read_text("utf-8"))
+    assert found["commits"] == [base]  # the base commit: no history, no other branch
+    assert found["refs"] == []  # no branch of the repository, no other seat's
+    assert found["siblings"] == []  # the other seat's checkout is out of sight
+    # of the repository, only the seat's own prompt folder is in sight (its prompt, its
+    # report): no file of the repository, the history, the baseline or the other seat
+    assert found["repo"] is False
+    private = [p for p in found["state"] if not p.startswith(".loop-contract/contest/")]
+    assert private == [] and all("/seats/s-a1/" in p for p in found["state"]), found["state"]
+    assert by_seat(result)["s"]["verdict"] == "pass"
+
+
+def test_without_the_sandbox_a_write_into_the_repository_stops_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Process isolation (no bubblewrap): the snapshot of the repository still catches it."""
+    root = make_project(tmp_path, [("o", "fa", "outside", None)])
+    monkeypatch.setenv("LOOP_CONTRACT_TEST_REPO", str(root))
+    monkeypatch.setenv("LOOP_CONTRACT_ISOLATION", "process")
     result = contest(root)
     assert result["status"] == "stopped"
     assert "stray.txt" in result["escalations"][0]["message"]

@@ -15,11 +15,13 @@ from pytest_loopcontract.contest.worktrees import (
     CandidateError,
     Captured,
     Worktree,
+    add_checkout,
     add_worktree,
     branch_name,
     capture_candidate,
     group_by_tree,
     prune,
+    remove_checkout,
     remove_worktree,
 )
 from testing.repos import GIT_ENV, git, init_repo
@@ -333,3 +335,36 @@ def test_a_seat_that_left_a_merge_conflict_is_captured_as_its_files(repo: Path) 
     content = files_of(repo, captured.commit)["edit.txt"]
     assert "<<<<<<<" in content and "side" in content and "main" in content
     assert captured.changed_paths == ("edit.txt",)
+
+
+def test_a_checkout_of_its_own_holds_the_base_commit_only(repo: Path, tmp_path: Path) -> None:
+    """add_checkout (what a local contest gives each seat): a new repository outside the
+    repository's folder, a depth-1 fetch of the base, so no other branch or later commit, and
+    what the seat does to its own git never reaches the candidate."""
+    base = head(repo)
+    git(repo, "checkout", "-q", "-b", "loop-contract/c1/other")
+    (repo / "later.txt").write_text("another seat's work\n")
+    git(repo, "add", "later.txt")
+    git(repo, "commit", "-qm", "later")
+    later = head(repo)
+    git(repo, "checkout", "-q", "-")
+    wt = add_checkout(repo, contract_id="c1", seat="alpha", base_commit=base,
+                      parent=tmp_path / "seats")  # fmt: skip
+    assert wt.own_repository and not wt.path.is_relative_to(repo)
+    assert git(wt.path, "log", "--all", "--format=%H").split() == [base]
+    assert git(wt.path, "for-each-ref").strip() == ""
+    assert subprocess.run(["git", "cat-file", "-e", later], cwd=wt.path).returncode != 0
+    assert git(repo, "for-each-ref", "refs/loop-contract/").strip() == ""  # hand-off ref gone
+    (wt.path / "answer.txt").write_text("42\n")
+    git(wt.path, "add", "answer.txt")
+    git(wt.path, "commit", "-qm", "the seat's own commit, which does not count")
+    (wt.path / "late.txt").write_text("left uncommitted\n")
+    captured = capture_candidate(repo, wt, message="candidate")
+    assert git(repo, "rev-parse", f"{captured.commit}^").strip() == base
+    assert captured.changed_paths == ("answer.txt", "late.txt")
+    assert git(repo, "rev-parse", wt.branch).strip() == captured.commit
+    shutil.rmtree(wt.path / ".git")
+    with pytest.raises(CandidateError, match="deleted its checkout"):
+        capture_candidate(repo, wt, message="m")
+    remove_checkout(wt)
+    assert not wt.path.exists()
