@@ -13,15 +13,16 @@ from pathlib import Path
 
 from testing.act_runner import require_tool
 
-__all__ = ["CLAUDE_CODE", "CODEX", "NPM_BIN", "PINNED", "require_cli"]
+__all__ = ["CLAUDE_CODE", "CODEX", "GEMINI", "NPM_BIN", "PINNED", "require_cli"]
 
 ROOT = Path(__file__).resolve().parent.parent
 NPM_BIN = ROOT / ".tools" / "npm" / "node_modules" / ".bin"
 CLAUDE_CODE = "@anthropic-ai/claude-code"
 CODEX = "@openai/codex"
-PINNED = {CLAUDE_CODE: "2.1.332", CODEX: "0.171.0"}
+GEMINI = "@google/gemini-cli"
+PINNED = {CLAUDE_CODE: "2.1.332", CODEX: "0.171.0", GEMINI: "0.61.0"}
 """The releases the presets are proven on (``.ci/run`` installs exactly these)."""
-_PROGRAMS = {CLAUDE_CODE: "claude", CODEX: "codex"}
+_PROGRAMS = {CLAUDE_CODE: "claude", CODEX: "codex", GEMINI: "gemini"}
 
 
 def require_cli(package: str) -> Path:
