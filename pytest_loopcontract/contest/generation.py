@@ -42,11 +42,29 @@ def generate(
     retry: Mapping[str, list[str]],
 ) -> str | None:
     """Dispatch the named seats in parallel; returns a stop reason if the run must stop."""
+    prompts = {
+        name: contest_prompt(
+            state.contract,
+            attempt=attempt,
+            lessons_block=lessons_text,
+            rejection=rejection,
+            retry=retry.get(name, ()),
+        )
+        for name in names
+    }
     before = snapshot_worktree(state.root)
     # Outside the repository: a seat's checkout holds the base commit only, and the other
     # seats' checkouts, the repository and its state folder are out of its sandbox's sight.
-    with tempfile.TemporaryDirectory(prefix=f"loopcontract-{state.contract.id}-seats-") as tmp:
-        _dispatch_all(state, names, attempt, lessons_text, rejection, retry, Path(tmp))
+    with (
+        tempfile.TemporaryDirectory(prefix=f"loopcontract-{state.contract.id}-seats-") as tmp,
+        cf.ThreadPoolExecutor(max_workers=state.parallel) as pool,
+    ):
+        futures = [
+            pool.submit(_generate_one, state, state.candidates[name], attempt, prompt, Path(tmp))
+            for name, prompt in prompts.items()
+        ]
+        for future in futures:
+            future.result()
     after = snapshot_worktree(state.root)
     if after == before:
         return None
@@ -57,37 +75,6 @@ def generate(
         + ", ".join(changed[:10])
         + " - the run stops; nothing from this attempt is trusted"
     )
-
-
-def _dispatch_all(
-    state: RunState,
-    names: Sequence[str],
-    attempt: int,
-    lessons_text: str,
-    rejection: str | None,
-    retry: Mapping[str, list[str]],
-    parent: Path,
-) -> None:
-    with cf.ThreadPoolExecutor(max_workers=state.parallel) as pool:
-        futures = [
-            pool.submit(
-                _generate_one,
-                state,
-                state.candidates[name],
-                attempt,
-                contest_prompt(
-                    state.contract,
-                    attempt=attempt,
-                    lessons_block=lessons_text,
-                    rejection=rejection,
-                    retry=retry.get(name, ()),
-                ),
-                parent,
-            )
-            for name in names
-        ]
-        for future in futures:
-            future.result()
 
 
 def _generate_one(

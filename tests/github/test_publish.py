@@ -20,24 +20,13 @@ from pytest_loopcontract.github.decide import LESSONS_PATH, ROUTES_PATH, gate
 from pytest_loopcontract.github.publish import DATA_BRANCH, PENDING_DESCRIPTION, state_path
 from pytest_loopcontract.github.trust import VerifyRun
 from testing.fake_github import FakeGitHub
-from testing.github_field import NUMBERS, make_field, repo_of, run_publish, server, verify_run
-from testing.repos import GIT_ENV
+from testing.github_field import NUMBERS, repo_of, run_publish, server, verify_run
 
 WRITES = re.compile(r"^(POST|PATCH|PUT|DELETE)$")
 BOT = "github-actions[bot]"
 
 
-@pytest.fixture(autouse=True)
-def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key, value in GIT_ENV.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("LOOP_CONTRACT_WRITE_SPACING", "0")
-
-
-@pytest.fixture(scope="module")
-def field(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Three seat branches, each verified the way the verify job does, once for the module."""
-    return make_field(tmp_path_factory.mktemp("field"))
+pytestmark = pytest.mark.usefixtures("github_identity")
 
 
 def test_publish_marks_the_good_seat_and_explains_the_others(

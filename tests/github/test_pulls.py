@@ -123,7 +123,15 @@ def test_fork_pull_found_by_head_sha_when_the_event_lists_none(gh: FakeGitHub) -
     found = pr_for_workflow_run(repo_of(gh), event)
     assert found == [
         CandidatePR(
-            150, sha(150), "loop-contract/calc/eve", "eve", "eve", True, "open", "eve/demo", "main",
+            150,
+            sha(150),
+            "loop-contract/calc/eve",
+            "eve",
+            "eve",
+            True,
+            "open",
+            "eve/demo",
+            "main",
             gh.branch_sha("main") or "",
         ),
     ]

@@ -33,23 +33,14 @@ from pytest_loopcontract.github.trust import (
     touched_protected,
 )
 from testing.fake_github import FakeGitHub
-from testing.github_field import make_field, repo_of, run_publish, server, verify_run
-from testing.repos import GIT_ENV, run_cli
+from testing.github_field import repo_of, run_publish, server, verify_run
+from testing.repos import run_cli
 
 CONTEXT = "loop-contract/winner"
 BOT = "github-actions[bot]"
 
 
-@pytest.fixture(autouse=True)
-def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key, value in GIT_ENV.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("LOOP_CONTRACT_WRITE_SPACING", "0")
-
-
-@pytest.fixture(scope="module")
-def field(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return make_field(tmp_path_factory.mktemp("field"))
+pytestmark = pytest.mark.usefixtures("github_identity")
 
 
 def stage_of(outcome: Any, seat: str) -> tuple[str, str]:

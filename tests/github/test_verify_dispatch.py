@@ -25,23 +25,13 @@ from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
 from pytest_loopcontract.github.trust import DEFAULT_VERIFY_WORKFLOW, VerifyRun
 from pytest_loopcontract.github.verify_dispatch import request_verification
 from testing.fake_github import FakeGitHub, StartedRun
-from testing.github_field import make_field, repo_of, run_publish, server, verify_run
-from testing.repos import GIT_ENV
+from testing.github_field import repo_of, run_publish, server, verify_run
 
 ROOT = Path(__file__).resolve().parents[2]
 DISPATCHABLE = (ROOT / ".github" / "workflows" / "loop-contract-verify.yml").read_bytes()
 
 
-@pytest.fixture(autouse=True)
-def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key, value in GIT_ENV.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("LOOP_CONTRACT_WRITE_SPACING", "0")
-
-
-@pytest.fixture(scope="module")
-def field(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return make_field(tmp_path_factory.mktemp("field"))
+pytestmark = pytest.mark.usefixtures("github_identity")
 
 
 def dispatches(gh: FakeGitHub) -> list[tuple[str, str, dict[str, str]]]:

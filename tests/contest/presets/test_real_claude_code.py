@@ -15,7 +15,7 @@ import pytest
 
 from pytest_loopcontract.contest.presets import PRESETS
 from pytest_loopcontract.contest.presets.claude_code import GENERATE
-from pytest_loopcontract.contest.seat_model import Seat
+from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.seats import run_seat
 from testing.agent_clis import CLAUDE_CODE, PINNED, require_cli
 from testing.model_servers import AnthropicServer, text, tool
@@ -56,6 +56,22 @@ def tool_results(server: AnthropicServer) -> list[str]:
     return found
 
 
+def run_preset(tmp_path: Path, folder: Path, task: str) -> SeatRun:
+    """The ``claude-code`` preset's seat, run as a contest runs it, in ``folder``."""
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text(task, "utf-8")
+    chosen = PRESETS["claude-code"]
+    seat = Seat(name="claude", family="anthropic", generate=chosen.generate, timeout=120,
+                agent="claude-code")  # fmt: skip
+    return run_seat(
+        seat,
+        "candidate",
+        cwd=folder,
+        values={"prompt_file": str(prompt), "workdir": str(folder)},
+        report_file=tmp_path / "report.json",
+    )
+
+
 def test_the_preset_lets_the_agent_edit_and_run_the_tests_and_nothing_else(
     tmp_path: Path, cli: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -68,20 +84,9 @@ def test_the_preset_lets_the_agent_edit_and_run_the_tests_and_nothing_else(
         [tool("Bash", command="curl -s http://127.0.0.1:9/x", description="fetch something")],
         [text("calc.add is implemented and the tests pass.")],
     ]
-    prompt = tmp_path / "prompt.md"
-    prompt.write_text("Implement calc.add so that test_calc.py passes.\n", "utf-8")
-    chosen = PRESETS["claude-code"]
-    seat = Seat(name="claude", family="anthropic", generate=chosen.generate, timeout=120,
-                agent="claude-code")  # fmt: skip
     with AnthropicServer(script, usage=(1000, 100)) as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        run = run_seat(
-            seat,
-            "candidate",
-            cwd=folder,
-            values={"prompt_file": str(prompt), "workdir": str(folder)},
-            report_file=tmp_path / "report.json",
-        )
+        run = run_preset(tmp_path, folder, "Implement calc.add so that test_calc.py passes.\n")
         results = tool_results(server)
         sent_key = {h.get("x-api-key") for h in server.headers}
     assert run.status == "ok", (run.reason, run.stderr_tail)
@@ -122,20 +127,9 @@ def test_an_api_error_is_its_outcome(
     seat can set in its environment) makes it report at once, as its result object."""
     monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
     folder = work(tmp_path)
-    prompt = tmp_path / "prompt.md"
-    prompt.write_text("Implement calc.add.\n", "utf-8")
-    chosen = PRESETS["claude-code"]
-    seat = Seat(name="claude", family="anthropic", generate=chosen.generate, timeout=120,
-                agent="claude-code")  # fmt: skip
     with AnthropicServer([[text("never sent")]]) as server:
         server.fail_with = status  # however often the CLI asks
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        run = run_seat(
-            seat,
-            "candidate",
-            cwd=folder,
-            values={"prompt_file": str(prompt), "workdir": str(folder)},
-            report_file=tmp_path / "report.json",
-        )
+        run = run_preset(tmp_path, folder, "Implement calc.add.\n")
     assert run.status == outcome, (run.status, run.reason, run.stdout_text)
     assert str(status) in run.reason
