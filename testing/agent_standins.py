@@ -14,6 +14,7 @@ plain text). For CLIs that document no refusal marker (Codex, Gemini) ``refusal`
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -96,9 +97,14 @@ def install_standins(folder: Path, clis: tuple[str, ...] = tuple(CLIS)) -> Path:
     """Write the stand-ins for ``clis`` into ``folder`` as executables; return ``folder`` (put
     it first on ``PATH``). A CLI left out is a missing binary."""
     folder.mkdir(parents=True, exist_ok=True)
+    # The recorded outputs travel with the stand-ins: a seat runs in a sandbox that shows the
+    # program's own folder, not the repository's test data.
+    data = folder / "presets-data"
+    if not data.exists():
+        shutil.copytree(DATA, data)
     codes = {f"{cli}:{mode}": code for (cli, mode), code in EXIT_CODES.items()}
     body = (
-        _SCRIPT.replace("@DATA@", repr(str(DATA)))
+        _SCRIPT.replace("@DATA@", repr(str(data)))
         .replace("@EXT@", repr(CLIS))
         .replace("@EXIT_CODES@", repr(codes))
     )
