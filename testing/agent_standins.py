@@ -40,6 +40,9 @@ DATA = pathlib.Path(@DATA@)
 EXT = @EXT@
 EXIT_CODES = @EXIT_CODES@
 cli = pathlib.Path(sys.argv[0]).name
+if sys.argv[1:] == ["--version"]:
+    print(f"{cli} stand-in")
+    sys.exit(0)
 mode = os.environ.get("LOOPCONTRACT_STANDIN_" + cli.upper(), "success")
 ext = EXT[cli]
 GOOD = "CALLS = 0\n\ndef add(a, b):\n    global CALLS\n    CALLS += 1\n    return a + b\n"

@@ -132,4 +132,5 @@ PRESET = Preset(
     source="Claude Code 1.x/2.x `claude -p --output-format json` result object "
     "(https://code.claude.com/docs/en/headless)",
     read=read,
+    proven="2.1.332",
 )

@@ -91,4 +91,5 @@ PRESET = Preset(
     source="Codex CLI `codex exec --json` JSONL events "
     "(https://github.com/openai/codex/blob/main/docs/exec.md)",
     read=read,
+    proven="0.171.0",
 )

@@ -105,4 +105,5 @@ PRESET = Preset(
     source="Gemini CLI `gemini -p --output-format json` object "
     "(https://github.com/google-gemini/gemini-cli/blob/main/docs/cli/headless.md)",
     read=read,
+    proven="0.61.0",
 )

@@ -72,6 +72,7 @@ class Preset:
 
     ``family`` is ``None`` when the CLI runs any vendor's model (the contract must name it).
     ``generate``/``judge`` are ``None`` when the preset has no argv of its own (``generic``).
+    ``proven``: the release of the CLI its argv was checked against (empty: none was).
     """
 
     name: str
@@ -80,6 +81,7 @@ class Preset:
     judge: tuple[str, ...] | None
     source: str
     read: Callable[[Output], Reading]
+    proven: str = ""
 
 
 def json_object(text: str | None) -> dict[str, Any] | None:

@@ -151,3 +151,20 @@ def test_a_plugin_registered_later_is_asked_before_the_preset(tmp_path: Path) ->
     finally:
         manager.unregister(name="override")
     assert generate(tmp_path, "claude-code").tokens == 1203 + 4021 + 15635 + 612
+
+
+def test_a_cli_other_than_the_proven_release_is_noted(tmp_path: Path) -> None:
+    """The preset names the release it was proven on; a different one gets a note on the run
+    (its flags and output may have moved), the proven one none."""
+    from pytest_loopcontract.contest.presets.adapter import version_note
+
+    chosen = PRESETS["codex"]
+    assert chosen.proven == "0.171.0"
+    for name, said in (("codex-old", "codex-cli 0.160.0"), ("codex-same", "codex-cli 0.171.0")):
+        program = tmp_path / name
+        program.write_text(f"#!/bin/sh\necho '{said}'\n", "utf-8")
+        program.chmod(0o755)
+    note = version_note(chosen, str(tmp_path / "codex-old"))
+    assert note is not None and "proven on release 0.171.0" in note and "0.160.0" in note
+    assert version_note(chosen, str(tmp_path / "codex-same")) is None
+    assert version_note(PRESETS["generic"], "anything") is None

@@ -100,6 +100,7 @@ def test_the_preset_lets_the_agent_edit_and_run_the_tests_and_nothing_else(
     assert run.tokens == 4400  # what the CLI printed, as the preset reads it
     assert run.cost_usd == pytest.approx(result["total_cost_usd"]) and run.cost_usd > 0
     assert sent_key == {"sk-ant-scripted"}  # ANTHROPIC_API_KEY, sent as x-api-key
+    assert not any("proven on release" in note for note in run.notes)  # the proven release
 
 
 def test_the_old_argv_could_not_run_the_tests(tmp_path: Path, cli: Path) -> None:
