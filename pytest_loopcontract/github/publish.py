@@ -26,8 +26,11 @@ workflow at the head and on the default branch, the run's pull request's files, 
 four per candidate (find the comment, write it, set the status, create the check run): ``6 + 4N``
 when something changed, plus one per 50 annotations past a check run's first 50
 (:mod:`.checks`: at most three more per candidate), three per refused claim (no check run),
-and only reads when nothing did. A candidate without a verification at its head costs one
-more (its runs) and, when its verification is requested again, two (:mod:`.verify_dispatch`).
+and only reads when nothing did. Reading the state back costs one more (who wrote it,
+:mod:`.records`), and each recorded verification one per 100 files of its pull request (its
+files are checked again, and its diff is the API's). When a candidate has no verification at
+its head: two (the queued and running runs) and, when it is requested again, two per request
+(:mod:`.verify_dispatch`).
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ Why it is built this way:
   (the branch's ``protected`` flag, the rules that apply to the default branch) and writes a
   warning to the job summary for each one missing; it never fails a run on them.
 
-Requests: one commit list (first page) per record file read, and at most two for the set-up.
+Requests: one commit list (first page) per record file read, and three for the set-up (the
+data branch, the default branch's rules, the default branch).
 """
 
 from __future__ import annotations
