@@ -8,12 +8,23 @@ the install command, or fails under ``LOOP_CONTRACT_REQUIRE_TOOLS=1`` (CI).
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from pathlib import Path
 
 from testing.act_runner import require_tool
 
-__all__ = ["CLAUDE_CODE", "CODEX", "GEMINI", "NPM_BIN", "PINNED", "require_cli"]
+__all__ = [
+    "CLAUDE_CODE",
+    "CODEX",
+    "GEMINI",
+    "NPM_BIN",
+    "PINNED",
+    "codex_home",
+    "gemini_home",
+    "require_cli",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 NPM_BIN = ROOT / ".tools" / "npm" / "node_modules" / ".bin"
@@ -35,3 +46,67 @@ def require_cli(package: str) -> Path:
         require_tool(f"{program} ({package}) is not installed ({install})")
     assert found is not None
     return Path(found)
+
+
+def codex_home(folder: Path, base_url: str, *, retries: int | None = None) -> dict[str, str]:
+    """A ``$CODEX_HOME`` in ``folder`` whose provider is the scripted server, and the
+    environment that selects it (``CODEX_HOME``, the key, ``PATH`` with the sandbox helper).
+
+    Codex reads its provider from ``config.toml`` (``wire_api = "responses"``, the only one
+    0.171 knows). Its Linux sandbox re-executes the binary under the name
+    ``codex-linux-sandbox``, an alias Codex refuses to create when ``CODEX_HOME`` is under
+    ``/tmp`` (as a test's is), so the alias is made here and put on ``PATH``. ``retries``
+    sets the provider's request and stream retries (0: a 401 or 429 is reported at once).
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        'model = "gpt-scripted"',
+        'model_provider = "scripted"',
+        "[model_providers.scripted]",
+        'name = "scripted"',
+        f'base_url = "{base_url}/v1"',
+        'env_key = "SCRIPTED_OPENAI_KEY"',
+        'wire_api = "responses"',
+    ]
+    if retries is not None:
+        lines += [f"request_max_retries = {retries}", f"stream_max_retries = {retries}"]
+    (folder / "config.toml").write_text("\n".join(lines) + "\n", "utf-8")
+    aliases = folder / "path"
+    aliases.mkdir(exist_ok=True)
+    alias = aliases / "codex-linux-sandbox"
+    if not alias.exists():
+        alias.symlink_to(_codex_binary())
+    program = require_cli(CODEX)
+    search = os.pathsep.join([str(aliases), str(program.parent), os.environ["PATH"]])
+    return {"CODEX_HOME": str(folder), "SCRIPTED_OPENAI_KEY": "sk-scripted", "PATH": search}
+
+
+def _codex_binary() -> Path:
+    """The native binary the ``codex`` launcher runs (the npm package's platform part)."""
+    program = require_cli(CODEX).resolve()
+    found = sorted(program.parent.parent.parent.glob("codex-linux-*/vendor/*/bin/codex"))
+    if not found:
+        require_tool(f"the native codex binary is not beside {program}")
+    return found[0]
+
+
+def gemini_home(folder: Path, base_url: str) -> dict[str, str]:
+    """A ``$HOME`` in ``folder`` whose Gemini CLI talks to the scripted server, and the
+    environment that selects it.
+
+    Gemini CLI 0.61 needs the auth type in its user settings (``gemini-api-key``; without it
+    a headless run exits 41) and a trusted workspace (``GEMINI_CLI_TRUST_WORKSPACE``; without
+    it exit 55); ``GOOGLE_GEMINI_BASE_URL`` replaces the API's address.
+    """
+    settings = folder / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    chosen = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    settings.write_text(json.dumps(chosen), "utf-8")
+    program = require_cli(GEMINI)
+    return {
+        "HOME": str(folder),
+        "GOOGLE_GEMINI_BASE_URL": base_url,
+        "GEMINI_API_KEY": "gemini-scripted",
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        "PATH": os.pathsep.join([str(program.parent), os.environ["PATH"]]),
+    }
