@@ -350,11 +350,13 @@ def _github(sub: SubParsers) -> None:
 
 
 def _hook(sub: SubParsers) -> None:
+    from pytest_loopcontract.loop.cli_hooks import DIALECTS, EVENTS
+
     actions = _actions(_command(sub, "hook", "install or run git / agent-CLI hooks"))
-    h = actions.add_parser("install", help="install a hook: pre-push | claude-code")
-    h.add_argument("target", choices=["pre-push", "claude-code"])
+    h = actions.add_parser("install", help="install a hook: pre-push | " + " | ".join(DIALECTS))
+    h.add_argument("target", choices=["pre-push", *DIALECTS])
     h = actions.add_parser("run", help="(called by the hooks) run one hook event")
-    h.add_argument("target", choices=["pre-push", "claude-pre-tool-use", "claude-stop"])
+    h.add_argument("target", choices=["pre-push", *EVENTS])
     h.add_argument("rest", nargs=argparse.REMAINDER)
 
 

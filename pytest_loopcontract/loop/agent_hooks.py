@@ -2,8 +2,8 @@
 
 * ``pre-push`` (git, or pre-commit's ``pre-push`` stage): checkpoint scan of the commits being
   pushed, protected-branch and force pushes, and the contract's gates on the pushed commit.
-* Claude Code's hooks live in :mod:`claude_hooks` (install, fail-closed runner) and
-  :mod:`claude_events` (what they decide); :func:`check_command` is shared with them.
+* The agent CLIs' hooks live in :mod:`cli_hooks` (install, fail-closed runner) and
+  :mod:`cli_events` (what they decide); :func:`check_command` is shared with them.
 
 Installers merge into what is there and never overwrite a user's own hook or settings.
 """
@@ -392,7 +392,7 @@ def _to_stderr(line: str) -> None:
 
 def run_hook(event: str, root: Path, stdin_text: str, args: Sequence[str]) -> int:
     """Entry point of ``loop-contract hook run pre-push`` (Claude Code's events are
-    :func:`claude_hooks.run_claude_hook`, which fails closed)."""
+    :func:`cli_hooks.run_cli_hook`, which fails closed)."""
     if event == "pre-push":
         return pre_push(
             root,

@@ -41,7 +41,14 @@ __all__ = [
     "record",
 ]
 
-SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json", ".pre-commit-config.yaml")
+SETTINGS_FILES = (
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
+    ".pre-commit-config.yaml",
+)
 """Files in the work tree that steer the agent's hooks (the local settings can disable them)."""
 GIT_HOOKS = ("pre-push", "pre-push.before-loop-contract")
 """Git hooks, in git's hooks folder: ours and the user's hook that ours chains."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.loop.claude_hooks import TOOL_MATCHER
+from pytest_loopcontract.loop.cli_hooks import DIALECTS
 from pytest_loopcontract.loop.state import reduce
 from testing.hooks import (
     STATE,
@@ -81,11 +81,12 @@ def test_install_writes_readable_settings_with_this_interpreter(example_repo: Pa
     assert text.startswith('{\n  "hooks"')  # indented, for people to read
     settings = json.loads(text)
     (pre,) = settings["hooks"]["PreToolUse"]
-    assert pre["matcher"] == TOOL_MATCHER == "Bash|Write|Edit|MultiEdit|NotebookEdit"
+    matcher = DIALECTS["claude-code"].matcher
+    assert pre["matcher"] == matcher == "Bash|Write|Edit|MultiEdit|NotebookEdit"
     (stop_group,) = settings["hooks"]["Stop"]
     for handler in (*pre["hooks"], *stop_group["hooks"]):
         assert handler["type"] == "command"
-        assert handler["command"].startswith(f"{sys.executable} -m pytest_loopcontract hook run")
+        assert f"{sys.executable} -m pytest_loopcontract hook run" in handler["command"]
         assert isinstance(handler["timeout"], int)
     # the contract caps at 5 iterations; Claude Code's own block cap is not below it
     assert int(settings["env"]["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"]) >= 5
@@ -150,7 +151,7 @@ def test_install_moves_our_entry_out_of_a_users_group(example_repo: Path) -> Non
     assert _install_claude(example_repo).returncode == 0
     theirs, ours = json.loads(path.read_text("utf-8"))["hooks"]["PreToolUse"]
     assert theirs == {"matcher": "Bash", "hooks": [audit]}  # their matcher still covers theirs
-    assert ours["matcher"] == TOOL_MATCHER
+    assert ours["matcher"] == DIALECTS["claude-code"].matcher
     assert _commands([ours]) == [installed_command(example_repo, "PreToolUse")]
 
 
@@ -358,6 +359,39 @@ def test_pre_tool_use_denies_writing_a_pinned_path_before_it_happens(
     ):
         result = run_hook(repo, "claude-pre-tool-use", write(repo, "Edit", target))
         assert result.returncode == 0 and result.stdout == "", (target, result.stdout)
+
+
+def test_codex_and_gemini_writes_are_guarded_in_their_own_words(baselined_repo: Path) -> None:
+    """Codex's apply_patch names its files inside the patch; Gemini's tools take file_path.
+    Both get the blocking form they read: exit 2, the reason on stderr."""
+    repo = baselined_repo
+    patch = (
+        "*** Begin Patch\n*** Update File: src/textkit/slug.py\n@@\n-a\n+b\n"
+        "*** Update File: tests/test_slug.py\n@@\n-a\n+b\n*** End Patch\n"
+    )
+    pinned = str(repo / "tests" / "test_slug.py")
+    for event, tool, tool_input in (
+        ("codex-pre-tool-use", "apply_patch", {"command": patch}),
+        ("gemini-pre-tool-use", "write_file", {"file_path": pinned, "content": "x"}),
+        ("gemini-pre-tool-use", "replace", {"file_path": pinned, "old_string": "a"}),
+    ):
+        stdin = payload(repo, "PreToolUse", tool_name=tool, tool_input=tool_input)
+        result = run_hook(repo, event, stdin)
+        assert result.returncode == 2 and result.stdout == "", (event, result.stdout)
+        assert "tests/test_slug.py is pinned" in result.stderr, result.stderr
+    honest = patch.split("*** Update File: tests/")[0] + "*** End Patch\n"
+    for event, tool, tool_input in (
+        ("codex-pre-tool-use", "apply_patch", {"command": honest}),
+        (
+            "gemini-pre-tool-use",
+            "write_file",
+            {"file_path": str(repo / "src" / "textkit" / "slug.py")},
+        ),
+        ("gemini-pre-tool-use", "read_file", {"file_path": pinned}),
+    ):
+        stdin = payload(repo, "PreToolUse", tool_name=tool, tool_input=tool_input)
+        result = run_hook(repo, event, stdin)
+        assert result.returncode == 0 and result.stdout == "", (event, result.stderr)
 
 
 def test_a_write_tool_without_a_path_is_denied(example_repo: Path) -> None:

@@ -1,14 +1,16 @@
-"""What the Claude Code hooks decide: the PreToolUse guard and the Stop gate.
+"""What the agent-CLI hooks decide: the guard before a tool call and the gate at a stop.
 
-Each handler returns the JSON answer (None lets Claude Code's own rules decide) and raises on
-anything it cannot judge; :mod:`claude_hooks` turns a raise into a block.
+Each handler returns the answer in Claude Code's JSON shape (None lets the CLI's own rules
+decide) and raises on anything it cannot judge; :mod:`cli_hooks` turns a raise into a block
+and writes the answer in the form the CLI's :class:`~.cli_hooks.Dialect` reads.
 
-* PreToolUse: a Bash command goes through the checkpoint check; a file-writing tool (Write,
-  Edit, MultiEdit, NotebookEdit) aimed at a pinned path, a harness file, git's folder or the
-  state folder is denied before the write happens, with the path named.
+* Guard: a shell command goes through the checkpoint check; a file-writing tool (Claude Code's
+  Write, Edit, MultiEdit, NotebookEdit; Gemini's write_file, replace; the files a Codex
+  ``apply_patch`` names) aimed at a pinned path, a harness file, git's folder or the state
+  folder is denied before the write happens, with the path named.
 * Stop: each stop attempt is one verified iteration of a run. While the contract is not met
-  the stop is blocked with the verifier's reasons; the contract's iteration cap (not Claude
-  Code's count of blocks) ends the run, and the answer says so. When a checkpoint waits for a
+  the stop is blocked with the verifier's reasons; the contract's iteration cap (not the CLI's
+  count of blocks) ends the run, and the answer says so. When a checkpoint waits for a
   person the stop is allowed, never silently: the user sees the checkpoint ids and the command
   that resolves them, and the history records the stop.
 """
@@ -16,9 +18,10 @@ anything it cannot judge; :mod:`claude_hooks` turns a raise into a block.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.loop.history import History
@@ -27,9 +30,12 @@ from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import harness
 
+if TYPE_CHECKING:
+    from pytest_loopcontract.loop.cli_hooks import Dialect
+
 __all__ = ["HookBlock", "pre_tool_use", "protected_reason", "stop"]
 
-WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 
 
 class HookBlock(LoopContractError):
@@ -52,18 +58,33 @@ def _deny(reason: str) -> dict[str, Any]:
     }
 
 
-def pre_tool_use(root: Path, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+def pre_tool_use(root: Path, payload: Mapping[str, Any], dialect: Dialect) -> dict[str, Any] | None:
     """Deny what needs a person or would rewrite the referee; None lets the call through."""
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
-    if tool in WRITE_TOOLS:
-        return _guard_write(root, str(tool), tool_input)
-    if tool != "Bash":
+    if tool in dialect.write_tools:
+        return _guard_write(root, str(tool), _written_paths(tool_input))
+    if tool not in dialect.shell_tools:
         return None
     command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
     if not isinstance(command, str) or not command.strip():
         return None
     return _guard_command(root, command)
+
+
+def _written_paths(tool_input: object) -> list[str]:
+    """The files a write tool names: ``file_path`` (or ``notebook_path``), else the files of
+    a patch (``*** Update File: <path>``, Codex's apply_patch) in any string of its input."""
+    if not isinstance(tool_input, Mapping):
+        return []
+    named = tool_input.get("file_path") or tool_input.get("notebook_path")
+    if isinstance(named, str) and named:
+        return [named]
+    found: list[str] = []
+    for value in tool_input.values():
+        if isinstance(value, str):
+            found += [a or b for a, b in _PATCH_FILE.findall(value)]
+    return [path.strip() for path in found]
 
 
 def _guard_command(root: Path, command: str) -> dict[str, Any] | None:
@@ -84,19 +105,17 @@ def _guard_command(root: Path, command: str) -> dict[str, Any] | None:
     return _deny(reason)
 
 
-def _guard_write(root: Path, tool: str, tool_input: object) -> dict[str, Any] | None:
-    target = None
-    if isinstance(tool_input, Mapping):
-        target = tool_input.get("file_path") or tool_input.get("notebook_path")
-    if not isinstance(target, str) or not target:
-        return _deny(f"loop-contract: {tool} names no file_path; the write is denied")
-    why = protected_reason(root, target)
-    if why is None:
-        return None
-    return _deny(
-        f"loop-contract: {tool} to {target} denied: {why}. The agent does not change the "
-        "referee; change the code under test instead (a person may change this file)."
-    )
+def _guard_write(root: Path, tool: str, targets: list[str]) -> dict[str, Any] | None:
+    if not targets:
+        return _deny(f"loop-contract: {tool} names no file it writes; the write is denied")
+    for target in targets:
+        why = protected_reason(root, target)
+        if why is not None:
+            return _deny(
+                f"loop-contract: {tool} to {target} denied: {why}. The agent does not change "
+                "the referee; change the code under test instead (a person may change this file)."
+            )
+    return None
 
 
 def protected_reason(root: Path, target: str) -> str | None:
@@ -151,7 +170,7 @@ def _allow(message: str) -> dict[str, Any]:
     return {"systemMessage": message}
 
 
-def stop(root: Path, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+def stop(root: Path, payload: Mapping[str, Any], dialect: Dialect) -> dict[str, Any] | None:
     """Block the stop with the verifier's reasons until the run stops; see the module doc."""
     session = str(payload.get("session_id") or "")
     active = payload.get("stop_hook_active") is True
@@ -165,13 +184,14 @@ def stop(root: Path, payload: Mapping[str, Any]) -> dict[str, Any] | None:
     # the hook stays out of it (starting a run here would reset the loop's counters, spend and
     # progress). Holding the lock also keeps two stop attempts from interleaving iterations.
     try:
-        with LoopLock(StateDir.of(root).folder, command=f"claude-code stop hook {session}".strip()):
-            return _stop_locked(root, session, active)
+        holder = f"{dialect.agent} stop hook {session}".strip()
+        with LoopLock(StateDir.of(root).folder, command=holder):
+            return _stop_locked(root, session, active, dialect)
     except LockHeld as exc:
         return _allow(f"loop-contract: the governed loop verifies after this turn ({exc})")
 
 
-def _stop_locked(root: Path, session: str, active: bool) -> dict[str, Any] | None:
+def _stop_locked(root: Path, session: str, active: bool, dialect: Dialect) -> dict[str, Any] | None:
     from pytest_loopcontract.loop.budget import now_instant
     from pytest_loopcontract.loop.run import loop_started_record, verify_iteration
     from pytest_loopcontract.loop.stops import pre_turn_stop
@@ -180,7 +200,7 @@ def _stop_locked(root: Path, session: str, active: bool) -> dict[str, Any] | Non
 
     history = History(StateDir.of(root).folder)
     contract = pinned_contract(root, load_baseline(root))
-    command = ["claude-code", session]
+    command = [dialect.agent, session]
     loop = reduce(history.read().records)["loop"]
     same, status = loop.get("command") == command, loop.get("status")
     if same and status in ("stopped", "done") and active:
@@ -200,7 +220,7 @@ def _stop_locked(root: Path, session: str, active: bool) -> dict[str, Any] | Non
             root, history, contract, iteration=iteration, turn=None, say=_to_stderr
         )
         if ended is None:
-            return _block(contract, verdict, iteration)
+            return _block(contract, verdict, iteration, dialect)
     message = ended.message
     if ended.decision == "await_human":
         message = _waiting_message(reduce(history.read().records)) or message
@@ -229,7 +249,9 @@ def _waiting_message(state: Mapping[str, Any]) -> str:
     return "stopped to wait for a person: " + "; ".join(lines)
 
 
-def _block(contract: Any, verdict: Mapping[str, Any], iteration: int) -> dict[str, Any]:
+def _block(
+    contract: Any, verdict: Mapping[str, Any], iteration: int, dialect: Dialect
+) -> dict[str, Any]:
     from pytest_loopcontract.loop.prompt import failure_report
 
     cap = contract.budget.iterations
@@ -237,13 +259,14 @@ def _block(contract: Any, verdict: Mapping[str, Any], iteration: int) -> dict[st
     return {
         "decision": "block",
         "reason": f"The contract {contract.id} is not met yet (verified externally):\n"
-        f"{reasons}\nKeep working; do not edit tests or configuration. {_cap_note(iteration, cap)}",
+        f"{reasons}\nKeep working; do not edit tests or configuration. "
+        f"{_cap_note(iteration, cap, dialect)}",
         "systemMessage": f"loop-contract: iteration {iteration}/{cap or '-'}: "
-        f"{contract.id} not met, Claude continues",
+        f"{contract.id} not met, {dialect.display} continues",
     }
 
 
-def _cap_note(iteration: int, cap: int | None) -> str:
+def _cap_note(iteration: int, cap: int | None, dialect: Dialect) -> str:
     """Who ends the run: the contract's iteration cap; Claude Code's own block cap is noted
     when it could end a turn first (the next stop then continues this run's count)."""
     try:
@@ -255,7 +278,7 @@ def _cap_note(iteration: int, cap: int | None) -> str:
         if cap is not None
         else f"(iteration {iteration}; the contract sets no iteration cap"
     )
-    if cap is None or cap > claude_cap:
+    if dialect.agent == "claude-code" and (cap is None or cap > claude_cap):
         note += (
             f"; Claude Code ends a turn itself after {claude_cap} blocks in a row, and the "
             "next stop continues this run's count"

@@ -90,8 +90,8 @@ def test_a_hook_that_cannot_start_blocks(repo: Path, tmp_path: Path) -> None:
     for groups in document["hooks"].values():
         for group in groups:
             for hook in group["hooks"]:
-                first = hook["command"].split(" ", 1)[0]
-                hook["command"] = hook["command"].replace(first, str(tmp_path / "gone" / "python"))
+                gone = str(tmp_path / "gone" / "python")
+                hook["command"] = hook["command"].replace(sys.executable, gone)
     settings.write_text(json.dumps(document), "utf-8")
     script = [[tool("Bash", command="ls", description="look")], [text("Done.")]]
     _, sent = claude(repo, tmp_path, script)
