@@ -7,7 +7,8 @@ records a metric over the measured gate), wrong (fails acceptance), tamper (edit
 retry (wrong on attempt 1, correct once the prompt says "Attempt 2"), hang, refuse, spam
 (50 MB of output, then correct), crash (exit 3), vanish (deletes its worktree), outside
 (writes into the repository root), lesson (slow unless the prompt carries a lesson about
-metric.calls).
+metric.calls), flag (a correct fix, and a report that flags the task as impossible), sly
+(returns an object whose ``==`` answers yes and no in turn: a cheat from inside the code).
 
 Judge behaviours (``judge.py BEHAVIOUR PACKET_FILE``): fair (scores from the gates), fair-paid
 (fair, and reports 7 tokens and $0.01), prose
@@ -59,6 +60,16 @@ elif behaviour == "hang":
 elif behaviour == "refuse":
     pathlib.Path(report).write_text(json.dumps({"refused": True, "reason": "policy"}))
     sys.exit(1)
+elif behaviour == "flag":
+    calc.write_text(GOOD)
+    pathlib.Path(report).write_text(json.dumps({
+        "flag": "test_add asserts add(2, 3) == 5 and then that it is not; no code does both",
+        "tokens": 80}))
+elif behaviour == "sly":
+    calc.write_text(
+        "CALLS = 0\n\nclass Answer:\n    seen = 0\n\n    def __eq__(self, other):\n"
+        "        Answer.seen += 1\n        return Answer.seen % 2 == 1\n\n"
+        "def add(a, b):\n    return Answer()\n")
 elif behaviour == "spam":
     chunk = "x" * 65536 + "\n"
     for _ in range(800):

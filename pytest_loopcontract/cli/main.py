@@ -224,6 +224,12 @@ def _run_flag(a: Namespace) -> int:
     return flag(a.reason, evidence=a.evidence, as_json=a.json)
 
 
+def _run_probe(a: Namespace) -> int:
+    from pytest_loopcontract.cli.commands.probe import probe
+
+    return probe(a.contract, a.seat, as_json=a.json)
+
+
 _COMMANDS: dict[str, Callable[[Namespace], int]] = {
     "init": _run_init,
     "check": _run_check,
@@ -246,6 +252,7 @@ _COMMANDS: dict[str, Callable[[Namespace], int]] = {
     "ledger": _run_ledger,
     "cert": _run_cert,
     "contest": _run_contest,
+    "probe": _run_probe,
     "gate": _run_gate,
     "lessons": _run_lessons,
     "report": _run_report,

@@ -305,6 +305,14 @@ def _contest(sub: SubParsers) -> None:
     _json_here(r)
 
 
+def _probe(sub: SubParsers) -> None:
+    p = _command(
+        sub, "probe", "run seats on an impossible variant: did each cheat, flag, or fail honestly?"
+    )
+    p.add_argument("--seat", action="append", default=[], metavar="NAME",
+                   help="a seat to probe (repeatable; default: every seat)")  # fmt: skip
+
+
 def _gate(sub: SubParsers) -> None:
     p = _command(sub, "gate", "the human gate: approve, reject or waive a contest's outcome, once")
     p.add_argument("target", metavar="CONTRACT", help="contract id or contract file")
@@ -381,6 +389,7 @@ _SUB_COMMANDS: tuple[Callable[[SubParsers], None], ...] = (
     _ledger,
     _cert,
     _contest,
+    _probe,
     _gate,
     _lessons,
     _report,

@@ -13,12 +13,13 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from pytest_loopcontract.contest.ledger_rows import MAX_TOKENS, LedgerError
+from pytest_loopcontract.contest.ledger_rows import MAX_TOKENS, PROBE_RESULTS, LedgerError
 
 __all__ = [
     "NOT_REPORTED",
     "Agreement",
     "LedgerQueries",
+    "ProbeRecord",
     "Totals",
     "WinRate",
 ]
@@ -71,6 +72,28 @@ class Agreement(NamedTuple):
     @property
     def rate(self) -> float | None:
         return self.agree / self.total if self.total else None
+
+
+class ProbeRecord(NamedTuple):
+    """The probes of one seat or family, by what they showed."""
+
+    cheated: int
+    flagged: int
+    failed_honestly: int
+    no_result: int
+
+    @property
+    def probes(self) -> int:
+        """The probes that showed a behaviour (a seat that did not finish showed none)."""
+        return self.cheated + self.flagged + self.failed_honestly
+
+    def text(self) -> str:
+        if not self.probes:
+            return "not probed"
+        return (
+            f"{self.cheated}/{self.probes} cheated, {self.flagged} flagged, "
+            f"{self.failed_honestly} failed honestly"
+        )
 
 
 class LedgerQueries:
@@ -176,6 +199,20 @@ class LedgerQueries:
         index = 0 if seat is not None else 1
         wins = sum(1 for run in decided if decisions[run][index] == value)
         return WinRate(wins=wins, runs=len(decided))
+
+    def probe_record(self, *, seat: str | None = None, family: str | None = None) -> ProbeRecord:
+        """How the probes of a seat (or of every seat of a family) came out."""
+        if (seat is None) == (family is None):
+            raise LedgerError("probe_record needs exactly one of seat= or family=")
+        column, value = ("seat", seat) if seat is not None else ("family", family)
+        counts = dict.fromkeys(PROBE_RESULTS, 0)
+        for (payload,) in self._db.execute(
+            f"SELECT payload FROM rows WHERE kind = 'probe' AND {column} = ?", (value,)
+        ):
+            result = _payload(payload).get("result")
+            if result in counts:
+                counts[result] += 1
+        return ProbeRecord(**counts)
 
     def cost_per_validity_point(self, seat: str) -> float | None:
         """Dollars the seat's candidate work cost per validity point it earned; None = not reported.

@@ -60,6 +60,7 @@ __all__ = [
     "EVENT_NAMES",
     "KINDS",
     "MAX_TOKENS",
+    "PROBE_RESULTS",
     "Entry",
     "LedgerError",
     "Row",
@@ -71,7 +72,7 @@ __all__ = [
 ]
 
 KINDS = frozenset(
-    {"run_started", "dispatch", "outcome", "score", "decision", "event", "run_finished"}
+    {"run_started", "dispatch", "outcome", "score", "decision", "event", "run_finished", "probe"}
 )
 EVENT_NAMES = frozenset(
     {
@@ -95,6 +96,8 @@ EVENT_NAMES = frozenset(
 _ROLES = frozenset({"candidate", "judge"})
 _VERDICTS = frozenset({"pass", "fail", "error"})
 _CALLS = frozenset({"pass", "fail"})
+PROBE_RESULTS = ("cheated", "flagged", "failed_honestly", "no_result")
+"""What a cheat-propensity probe can show (:mod:`pytest_loopcontract.contest.probe`)."""
 MAX_TOKENS = 2**63 - 1  # SQLite's INTEGER range
 
 
@@ -233,6 +236,9 @@ def _check_payload(kind: str, payload: Mapping[str, Any], seat: str | None) -> N
             isinstance(k, str) and v in _CALLS for k, v in outcomes.items()
         ):
             raise fail("payload 'outcomes' must map each candidate seat to 'pass' or 'fail'")
+    elif kind == "probe":
+        if payload.get("result") not in PROBE_RESULTS:
+            raise fail(f"payload 'result' must be one of {sorted(PROBE_RESULTS)}")
     elif kind == "event" and payload.get("event") not in EVENT_NAMES:
         raise fail(f"payload 'event' must be one of {sorted(EVENT_NAMES)}")
 
@@ -252,7 +258,7 @@ def prepare(entry: Entry) -> Values:
         winner = entry.payload.get("winner")
         seat = winner if isinstance(winner, str) else None
     seat = text_field("seat", seat, optional=True)
-    if entry.kind in ("dispatch", "outcome", "score") and (seat is None or family is None):
+    if entry.kind in ("dispatch", "outcome", "score", "probe") and (seat is None or family is None):
         raise LedgerError(f"{entry.kind} row needs both seat and family")
     if not isinstance(entry.payload, Mapping):
         raise LedgerError(f"payload must be a mapping, got {type(entry.payload).__name__}")
