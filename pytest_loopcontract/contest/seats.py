@@ -118,6 +118,8 @@ def run_seat(
         raw = replace(base, status="unavailable", reason=problem)
     else:
         argv = command
+        if confinement is not None and confinement.mode == SANDBOX:
+            env.update(private_home(seat, report_file.parent / f"{role}-home", env))
         if confinement is not None:
             named = _named_paths(command, (Path.home(), *confinement.hidden))
             shown = replace(confinement, readable=(*confinement.readable, *named))
@@ -202,6 +204,44 @@ def _interpreter(program: Path) -> Path | None:
     if words and words[0].endswith("/env") and len(words) > 1:
         words = [shutil.which(words[1]) or words[1]]
     return Path(words[0]) if words and words[0].startswith("/") else None
+
+
+_CLI_CONFIG: Mapping[str, tuple[str, str, tuple[str, ...]]] = {
+    "claude-code": ("HOME", "", (".claude.json", ".claude/settings.json",
+                                 ".claude/.credentials.json")),
+    "codex": ("CODEX_HOME", ".codex", ("config.toml", "auth.json")),
+    "gemini": ("HOME", "", (".gemini/settings.json", ".gemini/oauth_creds.json",
+                            ".gemini/google_accounts.json")),
+}  # fmt: skip
+"""Per preset: the variable naming the CLI's configuration folder, its default under the
+home, and the few files (settings, the seat's own credentials) a headless run needs."""
+
+
+def private_home(seat: Seat, folder: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """A writable home of the seat's own for a run in the sandbox, which hides the user's home
+    and ``/tmp``: without it an agent CLI loses its settings and its login (Gemini CLI exits 41
+    with no auth type, Codex forgets its provider). Only the CLI's configuration files are
+    copied in, never its history; returns the variables that point the CLI there."""
+    folder.mkdir(parents=True, exist_ok=True)
+    chosen = {"HOME": str(folder)}
+    spec = _CLI_CONFIG.get(seat.agent or "")
+    if spec is None:
+        return chosen
+    variable, default, files = spec
+    source = Path(env.get(variable) or (Path(env.get("HOME") or Path.home()) / default))
+    if variable == "HOME":
+        source = Path(env.get("HOME") or Path.home())
+    target = folder / default if variable != "HOME" else folder
+    for name in files:
+        found = source / name
+        if found.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(found, target / name)
+            (target / name).chmod(0o600)
+    if variable != "HOME":
+        target.mkdir(parents=True, exist_ok=True)
+        chosen[variable] = str(target)
+    return chosen
 
 
 def _with_folders(values: Mapping[str, str], report_file: Path) -> dict[str, str]:

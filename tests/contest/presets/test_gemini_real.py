@@ -15,7 +15,7 @@ import pytest
 from pytest_loopcontract.contest.presets import PRESETS
 from pytest_loopcontract.contest.presets.gemini import ALLOWED_COMMANDS, GENERATE
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun
-from pytest_loopcontract.contest.seats import run_seat
+from pytest_loopcontract.contest.seats import run_seat, seat_box
 from testing.agent_clis import GEMINI, PINNED, gemini_home, require_cli
 from testing.model_servers import Block, GeminiServer, text, tool
 
@@ -121,3 +121,31 @@ def test_an_api_error_is_its_outcome(
         run = run_argv(tmp_path, folder, PRESETS["gemini"].generate or ())
     assert run.status == outcome, (run.status, run.reason, run.stderr_tail)
     assert str(status) in run.reason
+
+
+def test_in_the_seats_sandbox_the_cli_keeps_its_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seat's sandbox hides the user's home: the CLI's settings (its auth type) are copied
+    into a home of the seat's own. Before, Gemini CLI exited 41 ("Invalid auth method")."""
+    folder = work(tmp_path)
+    with GeminiServer(script(folder)) as server:
+        for name, value in gemini_home(tmp_path / "home", server.base_url).items():
+            monkeypatch.setenv(name, value)
+        (tmp_path / "home" / ".gemini" / "notes.txt").write_text("the user's own", "utf-8")
+        chosen = PRESETS["gemini"]
+        seat = Seat(name="gemini", family="google", generate=chosen.generate, timeout=120,
+                    agent="gemini")  # fmt: skip
+        prompt = tmp_path / "prompt.md"
+        prompt.write_text("Implement calc.add.\n", "utf-8")
+        run = run_seat(
+            seat, "candidate", cwd=folder,
+            values={"prompt_file": str(prompt), "workdir": str(folder)},
+            report_file=tmp_path / "private" / "report.json",
+            confinement=seat_box(seat, "candidate", required=True),
+        )  # fmt: skip
+    assert run.status == "ok", (run.reason, run.stderr_tail)
+    assert (folder / "calc.py").read_text("utf-8") == CALC
+    copied = tmp_path / "private" / "candidate-home" / ".gemini" / "settings.json"
+    assert json.loads(copied.read_text("utf-8"))["security"]["auth"]["selectedType"]
+    assert not (tmp_path / "private" / "candidate-home" / ".gemini" / "notes.txt").exists()
