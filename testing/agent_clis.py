@@ -11,19 +11,29 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from testing.act_runner import require_tool
 
+if TYPE_CHECKING:
+    from pytest_loopcontract.contest.seat_model import SeatRun
+    from pytest_loopcontract.verifier.sandbox import Confinement
+
 __all__ = [
+    "CALC",
+    "CALC_TEST",
     "CLAUDE_CODE",
     "CODEX",
     "GEMINI",
     "NPM_BIN",
     "PINNED",
+    "calc_work",
     "codex_home",
     "gemini_home",
     "require_cli",
+    "run_preset",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,3 +120,47 @@ def gemini_home(folder: Path, base_url: str) -> dict[str, str]:
         "GEMINI_CLI_TRUST_WORKSPACE": "true",
         "PATH": os.pathsep.join([str(program.parent), os.environ["PATH"]]),
     }
+
+
+CALC = "def add(a, b):\n    return a + b\n"
+CALC_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+TASK = "Implement calc.add so that test_calc.py passes.\n"
+
+
+def calc_work(tmp_path: Path) -> Path:
+    """A git work folder holding one test of a ``calc.add`` still to be written."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "test_calc.py").write_text(CALC_TEST, "utf-8")
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return folder
+
+
+def run_preset(
+    tmp_path: Path,
+    folder: Path,
+    preset: str,
+    *,
+    task: str = TASK,
+    generate: tuple[str, ...] | None = None,
+    confinement: Confinement | None = None,
+) -> SeatRun:
+    """The seat of ``preset`` (or of ``generate``, an argv in its place), run in ``folder`` as
+    a contest runs a candidate: prompt file, report file, the preset's reading of the output."""
+    from pytest_loopcontract.contest.presets import PRESETS
+    from pytest_loopcontract.contest.seat_model import Seat
+    from pytest_loopcontract.contest.seats import run_seat
+
+    chosen = PRESETS[preset]
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text(task, "utf-8")
+    seat = Seat(name=preset, family=chosen.family or "any", timeout=120, agent=preset,
+                generate=generate or chosen.generate)  # fmt: skip
+    return run_seat(
+        seat,
+        "candidate",
+        cwd=folder,
+        values={"prompt_file": str(prompt), "workdir": str(folder)},
+        report_file=tmp_path / "private" / "report.json",
+        confinement=confinement,
+    )

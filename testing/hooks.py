@@ -159,3 +159,24 @@ def remote_heads(repo: Path) -> dict[str, str]:
         sha, ref = line.split()
         heads[ref.removeprefix("refs/heads/")] = sha
     return heads
+
+
+def stop_records(repo: Path) -> list[dict[str, Any]]:
+    """The ``stop`` records of the loop's history, oldest first."""
+    return [r.data for r in kinds(repo, "stop")]
+
+
+def iteration_numbers(repo: Path) -> list[int]:
+    """The numbers of the verified iterations in the loop's history."""
+    return [int(r.data["n"]) for r in kinds(repo, "iteration")]
+
+
+def break_interpreter(settings: Path, gone: Path) -> None:
+    """Point every hook command in an agent CLI's settings file at an interpreter that does
+    not exist (a deleted virtual environment), as a user's machine might."""
+    document = json.loads(settings.read_text("utf-8"))
+    for groups in document["hooks"].values():
+        for group in groups:
+            for hook in group["hooks"]:
+                hook["command"] = hook["command"].replace(sys.executable, str(gone))
+    settings.write_text(json.dumps(document), "utf-8")

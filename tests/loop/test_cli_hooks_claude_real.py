@@ -21,6 +21,7 @@ import pytest
 
 from pytest_loopcontract.loop.history import History
 from testing.agent_clis import CLAUDE_CODE, require_cli
+from testing.hooks import break_interpreter, iteration_numbers, stop_records
 from testing.loop_project import STATE, make_repo
 from testing.model_servers import AnthropicServer, Block, text, tool
 from testing.repos import run_cli
@@ -58,10 +59,6 @@ def claude(
     return json.loads(proc.stdout), sent
 
 
-def stops(repo: Path) -> list[dict[str, Any]]:
-    return [r.data for r in History(repo / STATE).read().records if r.kind == "stop"]
-
-
 def test_a_push_is_blocked_and_the_model_is_told_why(repo: Path, tmp_path: Path) -> None:
     """Even with the push allowed by the CLI's own permissions, the hook blocks it."""
     script = [[tool("Bash", command="git push origin main", description="push")], [text("Done.")]]
@@ -69,7 +66,7 @@ def test_a_push_is_blocked_and_the_model_is_told_why(repo: Path, tmp_path: Path)
     assert "PreToolUse:Bash hook error" in sent[1] and "git push" not in result["result"]
     assert "Pushing publishes the agent's work" in sent[1]
     assert "loop-contract checkpoint resolve cp-" in sent[1]
-    assert stops(repo)[-1]["reason"] == "checkpoint"  # the stop waits for a person
+    assert stop_records(repo)[-1]["reason"] == "checkpoint"  # the stop waits for a person
 
 
 def test_a_premature_stop_is_sent_back_with_the_failing_tests(repo: Path, tmp_path: Path) -> None:
@@ -78,21 +75,13 @@ def test_a_premature_stop_is_sent_back_with_the_failing_tests(repo: Path, tmp_pa
     assert feedback, sent
     assert "not met yet" in feedback[0]
     assert "tests/test_slug.py::test_accents_are_transliterated" in feedback[0]  # named
-    done = [r.data for r in History(repo / STATE).read().records if r.kind == "iteration"]
-    assert [i["n"] for i in done] == [1, 2]
-    assert stops(repo)[-1]["reason"] == "iteration_cap"  # the contract's cap ended it
+    assert iteration_numbers(repo) == [1, 2]
+    assert stop_records(repo)[-1]["reason"] == "iteration_cap"  # the contract's cap ended it
     assert result["num_turns"] >= 2
 
 
 def test_a_hook_that_cannot_start_blocks(repo: Path, tmp_path: Path) -> None:
-    settings = repo / ".claude" / "settings.json"
-    document = json.loads(settings.read_text("utf-8"))
-    for groups in document["hooks"].values():
-        for group in groups:
-            for hook in group["hooks"]:
-                gone = str(tmp_path / "gone" / "python")
-                hook["command"] = hook["command"].replace(sys.executable, gone)
-    settings.write_text(json.dumps(document), "utf-8")
+    break_interpreter(repo / ".claude" / "settings.json", tmp_path / "gone" / "python")
     script = [[tool("Bash", command="ls", description="look")], [text("Done.")]]
     _, sent = claude(repo, tmp_path, script)
     assert "the claude-pre-tool-use hook could not run (exit 127), so this is blocked" in sent[1]
@@ -128,4 +117,4 @@ def test_the_loop_drives_the_real_cli_and_counts_what_it_printed(tmp_path: Path)
     assert len(spends) == len(iterations) == turns >= 2
     assert all(s["tokens"] == 2150 and s["source"] == "cli" for s in spends)
     assert all(s["usd"] > 0 for s in spends)  # the CLI's own total_cost_usd, never a guess
-    assert stops(repo)[-1]["reason"] in ("no_progress", "iteration_cap")
+    assert stop_records(repo)[-1]["reason"] in ("no_progress", "iteration_cap")

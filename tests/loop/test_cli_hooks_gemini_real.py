@@ -15,15 +15,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from pytest_loopcontract.loop.history import History
 from testing.agent_clis import gemini_home
-from testing.loop_project import STATE, make_repo
+from testing.hooks import break_interpreter, iteration_numbers, stop_records
+from testing.loop_project import make_repo
 from testing.model_servers import Block, GeminiServer, text, tool
 from testing.repos import run_cli
 
@@ -50,17 +48,13 @@ def gemini(repo: Path, tmp_path: Path, turns: list[list[Block]]) -> tuple[str, l
     return proc.stdout, sent
 
 
-def stops(repo: Path) -> list[dict[str, Any]]:
-    return [r.data for r in History(repo / STATE).read().records if r.kind == "stop"]
-
-
 def test_a_push_is_blocked_and_the_model_is_told_why(repo: Path, tmp_path: Path) -> None:
     script = [[tool("run_shell_command", command="git push origin main")], [text("Done.")]]
     _, sent = gemini(repo, tmp_path, script)
     assert "Tool execution blocked" in sent[1]
     assert "Pushing publishes the agent's work" in sent[1]
     assert "loop-contract checkpoint resolve cp-" in sent[1]
-    assert stops(repo)[-1]["reason"] == "checkpoint"  # the stop waits for a person
+    assert stop_records(repo)[-1]["reason"] == "checkpoint"  # the stop waits for a person
 
 
 def test_a_pinned_test_is_not_written(repo: Path, tmp_path: Path) -> None:
@@ -80,20 +74,12 @@ def test_a_premature_stop_is_sent_back_until_the_cap(repo: Path, tmp_path: Path)
     feedback = [s for s in sent if "not met yet" in s]
     assert feedback, sent
     assert "tests/test_slug.py::test_accents_are_transliterated" in feedback[0]  # named
-    done = [r.data for r in History(repo / STATE).read().records if r.kind == "iteration"]
-    assert [i["n"] for i in done] == [1, 2]
-    assert stops(repo)[-1]["reason"] == "iteration_cap"  # the contract's cap ended it
+    assert iteration_numbers(repo) == [1, 2]
+    assert stop_records(repo)[-1]["reason"] == "iteration_cap"  # the contract's cap ended it
 
 
 def test_a_hook_that_cannot_start_blocks(repo: Path, tmp_path: Path) -> None:
-    settings = repo / ".gemini" / "settings.json"
-    document = json.loads(settings.read_text("utf-8"))
-    for groups in document["hooks"].values():
-        for group in groups:
-            for hook in group["hooks"]:
-                gone = str(tmp_path / "gone" / "python")
-                hook["command"] = hook["command"].replace(sys.executable, gone)
-    settings.write_text(json.dumps(document), "utf-8")
+    break_interpreter(repo / ".gemini" / "settings.json", tmp_path / "gone" / "python")
     script = [[tool("run_shell_command", command="ls")], [text("Done.")]]
     _, sent = gemini(repo, tmp_path, script)
     assert "the gemini-pre-tool-use hook could not run (exit 127), so this is blocked" in sent[1]

@@ -13,15 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_loopcontract.contest.presets import PRESETS
 from pytest_loopcontract.contest.presets.claude_code import GENERATE
-from pytest_loopcontract.contest.seat_model import Seat, SeatRun
-from pytest_loopcontract.contest.seats import run_seat
-from testing.agent_clis import CLAUDE_CODE, PINNED, require_cli
+from testing.agent_clis import CALC, CLAUDE_CODE, PINNED, calc_work, require_cli, run_preset
 from testing.model_servers import AnthropicServer, text, tool
-
-CALC = "def add(a, b):\n    return a + b\n"
-TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 
 @pytest.fixture
@@ -33,14 +27,6 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-scripted")
     (tmp_path / "home").mkdir()
     return program
-
-
-def work(tmp_path: Path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    (folder / "test_calc.py").write_text(TEST, "utf-8")
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    return folder
 
 
 def tool_results(server: AnthropicServer) -> list[str]:
@@ -56,26 +42,10 @@ def tool_results(server: AnthropicServer) -> list[str]:
     return found
 
 
-def run_preset(tmp_path: Path, folder: Path, task: str) -> SeatRun:
-    """The ``claude-code`` preset's seat, run as a contest runs it, in ``folder``."""
-    prompt = tmp_path / "prompt.md"
-    prompt.write_text(task, "utf-8")
-    chosen = PRESETS["claude-code"]
-    seat = Seat(name="claude", family="anthropic", generate=chosen.generate, timeout=120,
-                agent="claude-code")  # fmt: skip
-    return run_seat(
-        seat,
-        "candidate",
-        cwd=folder,
-        values={"prompt_file": str(prompt), "workdir": str(folder)},
-        report_file=tmp_path / "report.json",
-    )
-
-
 def test_the_preset_lets_the_agent_edit_and_run_the_tests_and_nothing_else(
     tmp_path: Path, cli: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = work(tmp_path)
+    folder = calc_work(tmp_path)
     version = subprocess.run([str(cli), "--version"], capture_output=True, text=True).stdout
     assert version.startswith(PINNED[CLAUDE_CODE]), version  # the release the preset is proven on
     script = [
@@ -86,7 +56,7 @@ def test_the_preset_lets_the_agent_edit_and_run_the_tests_and_nothing_else(
     ]
     with AnthropicServer(script, usage=(1000, 100)) as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        run = run_preset(tmp_path, folder, "Implement calc.add so that test_calc.py passes.\n")
+        run = run_preset(tmp_path, folder, "claude-code")
         results = tool_results(server)
         sent_key = {h.get("x-api-key") for h in server.headers}
     assert run.status == "ok", (run.reason, run.stderr_tail)
@@ -98,14 +68,15 @@ def test_the_preset_lets_the_agent_edit_and_run_the_tests_and_nothing_else(
     usage = result["usage"]
     assert usage["input_tokens"] == 4000 and usage["output_tokens"] == 400  # 4 turns, scripted
     assert run.tokens == 4400  # what the CLI printed, as the preset reads it
-    assert run.cost_usd == pytest.approx(result["total_cost_usd"]) and run.cost_usd > 0
+    assert run.cost_usd is not None and run.cost_usd > 0
+    assert run.cost_usd == pytest.approx(result["total_cost_usd"])
     assert sent_key == {"sk-ant-scripted"}  # ANTHROPIC_API_KEY, sent as x-api-key
     assert not any("proven on release" in note for note in run.notes)  # the proven release
 
 
 def test_the_old_argv_could_not_run_the_tests(tmp_path: Path, cli: Path) -> None:
     """acceptEdits alone (the preset before this change): Bash is denied outright."""
-    folder = work(tmp_path)
+    folder = calc_work(tmp_path)
     script = [[tool("Bash", command="python3 -m pytest -q", description="run the tests")]]
     old = [word for word in GENERATE if not word.startswith("Bash(")][:-1]  # no --allowedTools
     assert "--allowedTools" not in old
@@ -127,10 +98,10 @@ def test_an_api_error_is_its_outcome(
     """The CLI retries 401 and 429 for minutes; CLAUDE_CODE_MAX_RETRIES=0 (what a contract's
     seat can set in its environment) makes it report at once, as its result object."""
     monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
-    folder = work(tmp_path)
+    folder = calc_work(tmp_path)
     with AnthropicServer([[text("never sent")]]) as server:
         server.fail_with = status  # however often the CLI asks
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        run = run_preset(tmp_path, folder, "Implement calc.add.\n")
+        run = run_preset(tmp_path, folder, "claude-code")
     assert run.status == outcome, (run.status, run.reason, run.stdout_text)
     assert str(status) in run.reason

@@ -12,38 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_loopcontract.contest.presets import PRESETS
-from pytest_loopcontract.contest.seat_model import Seat, SeatRun
-from pytest_loopcontract.contest.seats import run_seat
-from testing.agent_clis import CODEX, PINNED, codex_home, require_cli
+from testing.agent_clis import CALC, CODEX, PINNED, calc_work, codex_home, require_cli, run_preset
 from testing.model_servers import ResponsesServer, text, tool
 
 WRITE_CALC = "printf 'def add(a, b):\\n    return a + b\\n' > calc.py"
-TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-
-
-def work(tmp_path: Path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    (folder / "test_calc.py").write_text(TEST, "utf-8")
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    return folder
-
-
-def run_preset(tmp_path: Path, folder: Path, task: str) -> SeatRun:
-    """The ``codex`` preset's seat, run as a contest runs it, in ``folder``."""
-    prompt = tmp_path / "prompt.md"
-    prompt.write_text(task, "utf-8")
-    chosen = PRESETS["codex"]
-    seat = Seat(name="codex", family="openai", generate=chosen.generate, timeout=120,
-                agent="codex")  # fmt: skip
-    return run_seat(
-        seat,
-        "candidate",
-        cwd=folder,
-        values={"prompt_file": str(prompt), "workdir": str(folder)},
-        report_file=tmp_path / "report.json",
-    )
 
 
 def outputs(server: ResponsesServer) -> list[str]:
@@ -58,7 +30,7 @@ def test_the_preset_lets_the_agent_edit_and_run_the_tests_without_network(
     program = require_cli(CODEX)
     version = subprocess.run([str(program), "--version"], capture_output=True, text=True).stdout
     assert PINNED[CODEX] in version, version  # the release the preset is proven on
-    folder = work(tmp_path)
+    folder = calc_work(tmp_path)
     with ResponsesServer([], usage=(1000, 100)) as server:
         server.turns = [
             [text("Writing calc.py."), tool("exec_command", cmd=WRITE_CALC)],
@@ -68,12 +40,12 @@ def test_the_preset_lets_the_agent_edit_and_run_the_tests_without_network(
         ]
         for name, value in codex_home(tmp_path / "codex", server.base_url).items():
             monkeypatch.setenv(name, value)
-        run = run_preset(tmp_path, folder, "Implement calc.add so that test_calc.py passes.\n")
+        run = run_preset(tmp_path, folder, "codex")
         said = outputs(server)
         keys = {h.get("authorization") for h in server.headers}
         asked = len(server.requests)
     assert run.status == "ok", (run.reason, run.stderr_tail)
-    assert (folder / "calc.py").read_text("utf-8") == "def add(a, b):\n    return a + b\n"
+    assert (folder / "calc.py").read_text("utf-8") == CALC
     assert "1 passed" in said[1]  # the tests ran inside the sandbox
     assert "rc=0" not in said[2] and asked == 4  # curl reached nothing: the network is off
     events = [json.loads(line) for line in (run.stdout_text or "").splitlines() if line]
@@ -91,11 +63,11 @@ def test_an_api_error_is_its_outcome(
 ) -> None:
     """Codex retries a 429 by default; ``request_max_retries = 0`` in the provider's
     configuration makes it report at once, as ``turn.failed``."""
-    folder = work(tmp_path)
+    folder = calc_work(tmp_path)
     with ResponsesServer([[text("never sent")]]) as server:
         server.fail_with = status
         for name, value in codex_home(tmp_path / "codex", server.base_url, retries=0).items():
             monkeypatch.setenv(name, value)
-        run = run_preset(tmp_path, folder, "Implement calc.add.\n")
+        run = run_preset(tmp_path, folder, "codex")
     assert run.status == outcome, (run.status, run.reason, run.stdout_text)
     assert str(status) in run.reason

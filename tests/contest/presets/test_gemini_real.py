@@ -14,32 +14,10 @@ import pytest
 
 from pytest_loopcontract.contest.presets import PRESETS
 from pytest_loopcontract.contest.presets.gemini import ALLOWED_COMMANDS, GENERATE
-from pytest_loopcontract.contest.seat_model import Seat, SeatRun
-from pytest_loopcontract.contest.seats import run_seat, seat_box
-from testing.agent_clis import GEMINI, PINNED, gemini_home, require_cli
+from pytest_loopcontract.contest.seat_model import Seat
+from pytest_loopcontract.contest.seats import seat_box
+from testing.agent_clis import CALC, GEMINI, PINNED, calc_work, gemini_home, require_cli, run_preset
 from testing.model_servers import Block, GeminiServer, text, tool
-
-CALC = "def add(a, b):\n    return a + b\n"
-TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-
-
-def work(tmp_path: Path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    (folder / "test_calc.py").write_text(TEST, "utf-8")
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    return folder
-
-
-def run_argv(tmp_path: Path, folder: Path, generate: tuple[str, ...]) -> SeatRun:
-    """A seat with ``generate`` as its argv, run as a contest runs it, in ``folder``."""
-    prompt = tmp_path / "prompt.md"
-    prompt.write_text("Implement calc.add so that test_calc.py passes.\n", "utf-8")
-    seat = Seat(name="gemini", family="google", generate=generate, timeout=120,
-                agent="gemini")  # fmt: skip
-    values = {"prompt_file": str(prompt), "prompt_dir": str(tmp_path), "workdir": str(folder)}
-    return run_seat(seat, "candidate", cwd=folder, values=values,
-                    report_file=tmp_path / "report.json")  # fmt: skip
 
 
 def answers(server: GeminiServer) -> list[dict[str, object]]:
@@ -71,11 +49,11 @@ def test_the_preset_lets_the_agent_edit_and_run_the_tests_and_nothing_else(
     program = require_cli(GEMINI)
     version = subprocess.run([str(program), "--version"], capture_output=True, text=True).stdout
     assert PINNED[GEMINI] in version, version  # the release the preset is proven on
-    folder = work(tmp_path)
+    folder = calc_work(tmp_path)
     with GeminiServer(script(folder), usage=(1000, 100)) as server:
         for name, value in gemini_home(tmp_path / "home", server.base_url).items():
             monkeypatch.setenv(name, value)
-        run = run_argv(tmp_path, folder, PRESETS["gemini"].generate or ())
+        run = run_preset(tmp_path, folder, "gemini")
         returned = answers(server)
         keys = {h.get("x-goog-api-key") for h in server.headers}
     assert run.status == "ok", (run.reason, run.stderr_tail)
@@ -91,14 +69,14 @@ def test_the_preset_lets_the_agent_edit_and_run_the_tests_and_nothing_else(
 
 
 def test_the_old_argv_offered_no_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    folder = work(tmp_path)
+    folder = calc_work(tmp_path)
     old = tuple(
         word for word in GENERATE if word not in ALLOWED_COMMANDS and word != "--allowed-tools"
     )
     with GeminiServer(script(folder)) as server:
         for name, value in gemini_home(tmp_path / "home", server.base_url).items():
             monkeypatch.setenv(name, value)
-        run_argv(tmp_path, folder, old)
+        run_preset(tmp_path, folder, "gemini", generate=old)
         offered = {
             declaration["name"]
             for tools in server.agent_requests[0]["tools"]
@@ -113,12 +91,12 @@ def test_an_api_error_is_its_outcome(
 ) -> None:
     """The 429 is the daily quota as Google words it (a ``QuotaFailure`` per day), which the
     CLI does not retry."""
-    folder = work(tmp_path)
+    folder = calc_work(tmp_path)
     with GeminiServer([[text("never sent")]]) as server:
         server.fail_with = status
         for name, value in gemini_home(tmp_path / "home", server.base_url).items():
             monkeypatch.setenv(name, value)
-        run = run_argv(tmp_path, folder, PRESETS["gemini"].generate or ())
+        run = run_preset(tmp_path, folder, "gemini")
     assert run.status == outcome, (run.status, run.reason, run.stderr_tail)
     assert str(status) in run.reason
 
@@ -128,22 +106,14 @@ def test_in_the_seats_sandbox_the_cli_keeps_its_settings(
 ) -> None:
     """The seat's sandbox hides the user's home: the CLI's settings (its auth type) are copied
     into a home of the seat's own. Before, Gemini CLI exited 41 ("Invalid auth method")."""
-    folder = work(tmp_path)
+    folder = calc_work(tmp_path)
     with GeminiServer(script(folder)) as server:
         for name, value in gemini_home(tmp_path / "home", server.base_url).items():
             monkeypatch.setenv(name, value)
         (tmp_path / "home" / ".gemini" / "notes.txt").write_text("the user's own", "utf-8")
-        chosen = PRESETS["gemini"]
-        seat = Seat(name="gemini", family="google", generate=chosen.generate, timeout=120,
-                    agent="gemini")  # fmt: skip
-        prompt = tmp_path / "prompt.md"
-        prompt.write_text("Implement calc.add.\n", "utf-8")
-        run = run_seat(
-            seat, "candidate", cwd=folder,
-            values={"prompt_file": str(prompt), "workdir": str(folder)},
-            report_file=tmp_path / "private" / "report.json",
-            confinement=seat_box(seat, "candidate", required=True),
-        )  # fmt: skip
+        box = seat_box(Seat("gemini", "google", PRESETS["gemini"].generate), "candidate",
+                       required=True)  # fmt: skip
+        run = run_preset(tmp_path, folder, "gemini", confinement=box)
     assert run.status == "ok", (run.reason, run.stderr_tail)
     assert (folder / "calc.py").read_text("utf-8") == CALC
     copied = tmp_path / "private" / "candidate-home" / ".gemini" / "settings.json"
