@@ -55,11 +55,15 @@ class Spend:
 
     tokens: int = 0
     usd: float = 0.0
+    usd_reported: bool = True
+    """False when the agent printed tokens but no cost (Codex, Gemini CLI): ``usd`` is then 0
+    for the arithmetic, and the record says "not reported" (``null``) rather than $0."""
 
     def __add__(self, other: Spend) -> Spend:
         """Exact to the nano-dollar, like the reducer's totals."""
         usd = (usd_units(self.usd) + usd_units(other.usd)) / 1_000_000_000
-        return Spend(self.tokens + other.tokens, usd)
+        reported = self.usd_reported and other.usd_reported
+        return Spend(self.tokens + other.tokens, usd, reported)
 
 
 @dataclass(frozen=True)
@@ -154,7 +158,7 @@ def parse_spend(tokens: str | float | None, usd: str | float | None) -> Spend:
     with a ValueError that names the bad value; at least one of the two must be given."""
     if tokens is None and usd is None:
         raise ValueError("nothing to record: give tokens, usd or both")
-    return Spend(_parse_tokens(tokens), _parse_usd(usd))
+    return Spend(_parse_tokens(tokens), _parse_usd(usd), usd_reported=usd is not None)
 
 
 # --------------------------------------------------------------------------- caps
@@ -191,7 +195,8 @@ def record_spend(
     """
     if seat is not None and (not isinstance(seat, str) or not seat.strip()):
         raise ValueError(f"seat {seat!r} must be a non-empty name")
-    spend = parse_spend(spend.tokens, spend.usd)  # a Spend built by hand is checked too
+    # a Spend built by hand is checked too
+    spend = parse_spend(spend.tokens, spend.usd if spend.usd_reported else None)
     with history.transaction() as txn:
         reducer = Reducer().feed(txn.records)
         before = reducer.state()
@@ -199,7 +204,7 @@ def record_spend(
         already = [t["which"] for t in before["budget"]["tripped"]]
         data: dict[str, Any] = {
             "tokens": spend.tokens,
-            "usd": spend.usd,
+            "usd": spend.usd if spend.usd_reported else None,
             "seat": seat,
             "source": source,
         }

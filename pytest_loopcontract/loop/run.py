@@ -307,6 +307,11 @@ class _LoopRun:
             self.say(f"[loop] the agent reported a spend that is not valid ({exc}); not recorded")
         if spend is not None:
             record_spend(self.history, spend, "agent", self.caps)
+            if not spend.usd_reported and self.caps.usd is not None:
+                self.say(
+                    f"[loop] the agent printed tokens but no cost: the usd cap "
+                    f"(${self.caps.usd:g}) cannot count this turn; the tokens cap can"
+                )
         if turn.timed_out:
             self.say(
                 f"[loop] agent turn {iteration} timed out after {self.timeout:g}s; verifying anyway"

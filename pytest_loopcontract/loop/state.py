@@ -153,9 +153,15 @@ class Reducer:
             seat: {"tokens": tokens, "usd": self._seat_usd.get(seat, 0) / _NANO}
             for seat, tokens in spent["by_seat"].items()
         }
+        unreported = spent.get("usd_unreported", 0)
         state["budget"] = {
             **budget,
-            "spent": {"tokens": spent["tokens"], "usd": self._usd / _NANO, "by_seat": by_seat},
+            "spent": {
+                "tokens": spent["tokens"],
+                "usd": self._usd / _NANO,
+                "by_seat": by_seat,
+                **({"usd_unreported": unreported} if unreported else {}),
+            },
         }
         last = self._last_iteration
         if last is not None:
@@ -216,13 +222,15 @@ class Reducer:
     def _spend(self, record: Record, data: Mapping[str, Any]) -> None:
         tokens = data.get("tokens", 0)
         usd = data.get("usd", 0.0)
-        amount = _number(usd)
+        amount = 0.0 if usd is None else _number(usd)  # None: the agent printed no cost
         if type(tokens) is not int or tokens < 0 or amount is None or amount > MAX_USD:
             self._note(record, f"spend ignored: tokens {tokens!r}, usd {usd!r} are not valid")
             return
         units = usd_units(amount)
         spent = self._state["budget"]["spent"]
         spent["tokens"] += tokens
+        if usd is None:
+            spent["usd_unreported"] = spent.get("usd_unreported", 0) + 1
         self._usd += units
         seat = data.get("seat")
         seat_key = seat if type(seat) is str and seat else "default"

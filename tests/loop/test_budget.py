@@ -40,7 +40,7 @@ PY = sys.executable
     "tokens, usd, expected",
     [
         ("1200", "0.75", Spend(1200, 0.75)),
-        (1200, None, Spend(1200, 0.0)),
+        (1200, None, Spend(1200, 0.0, usd_reported=False)),
         (None, 0.5, Spend(0, 0.5)),
         (" 7 ", " 1e-3 ", Spend(7, 0.001)),
         ("1e3", 2, Spend(1000, 2.0)),
@@ -325,12 +325,12 @@ def test_codex_turns_are_summed_and_cached_input_is_not_counted_twice() -> None:
         {"type": "turn.completed", "usage": {"input_tokens": 50, "output_tokens": 5}},
     ]
     text = "\n".join(json.dumps(e) for e in events)
-    assert spend_from_agent_output(text) == Spend(175, 0.0)
+    assert spend_from_agent_output(text) == Spend(175, 0.0, usd_reported=False)  # Codex prints no cost
 
 
 def test_openai_style_usage_and_no_spend_at_all() -> None:
     text = json.dumps({"usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}})
-    assert spend_from_agent_output(text) == Spend(10, 0.0)
+    assert spend_from_agent_output(text) == Spend(10, 0.0, usd_reported=False)
     assert spend_from_agent_output("all done, no json here") is None
     assert spend_from_agent_output(json.dumps({"type": "result", "result": "ok"})) is None
     assert spend_from_agent_output("") is None

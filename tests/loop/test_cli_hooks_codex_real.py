@@ -19,13 +19,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from pytest_loopcontract.loop.history import History
 from testing.agent_clis import codex_home
-from testing.hooks import break_interpreter, iteration_numbers, stop_records
+from testing.hooks import break_interpreter, iteration_numbers, kinds, stop_records
 from testing.loop_project import STATE, make_repo
 from testing.model_servers import Block, ResponsesServer, text, tool
 from testing.repos import run_cli
@@ -93,3 +94,25 @@ def test_a_hook_that_cannot_start_blocks(repo: Path, tmp_path: Path) -> None:
     # cap of its own on blocked stops, so blocking every one would never end.
     assert "the codex-stop hook could not run (exit 127), so this is blocked" in sent[2]
     assert len(sent) == 3
+
+
+def test_the_loop_drives_the_real_cli_and_counts_what_it_printed(tmp_path: Path) -> None:
+    """``loop-contract loop -- codex exec --json ...`` for three turns: each turn's spend is
+    the ``turn.completed`` usage Codex printed (it prints no cost); no change in any turn, so
+    no progress (or the cap) ends the run, and the history holds every turn's spend."""
+    repo = make_repo(tmp_path, budget="{iterations: 3, tokens: 100000}")
+    script = [[text("I looked; I change nothing this turn.")]] * 3
+    with ResponsesServer(script, usage=(2000, 150)) as server:
+        env = {**os.environ, **codex_home(tmp_path / "codex", server.base_url)}
+        agent = ["codex", "exec", "--json", "--sandbox", "workspace-write", "{prompt}"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest_loopcontract", "loop", "--", *agent],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+        turns = len(server.agent_requests)
+    assert proc.returncode in (22, 23), proc.stdout + proc.stderr  # no progress, or the cap
+    spends = [r.data for r in kinds(repo, "spend")]
+    assert len(spends) == len(iteration_numbers(repo)) == turns >= 2
+    assert all(s["tokens"] == 2150 and s["source"] == "cli" for s in spends), spends
+    assert all(s.get("usd") is None for s in spends), spends  # Codex prints no cost: none is made up
+    assert stop_records(repo)[-1]["reason"] in ("no_progress", "iteration_cap")
