@@ -152,6 +152,10 @@ class StateDir:
         """One contest run's folder."""
         return self.runs / run_id
 
+    def probe_dir(self, name: str) -> Path:
+        """One probe's private folder (its prompt, report, the seat's home and log)."""
+        return self.folder / "probe" / name
+
     def worktrees(self, contract_id: str) -> Path:
         """The candidates' git worktrees of one contract's contest."""
         return self.folder / "worktrees" / contract_id

@@ -28,6 +28,9 @@ import yaml
 
 from testing.repos import init_repo
 
+GOOD_CALC = "CALLS = 0\n\ndef add(a, b):\n    global CALLS\n    CALLS += 1\n    return a + b\n"
+"""A correct calc.py (the scripted seats' ``good``)."""
+
 SEAT = r"""
 import json, os, pathlib, sys, time
 behaviour, prompt_file, workdir = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])

@@ -24,7 +24,8 @@ vendor says which requests are the agent's turns and how a turn is written on th
 A request that offers no tools (a CLI's side request, such as a session title) gets a one-line
 text answer and does not consume a turn. A turn whose blocks hold a tool call asks the CLI to run
 it; the CLI calls again with the result, which is the next turn's request. Past the end of the
-script every request gets a final text.
+script every request gets a final text. A script may also be a function of the request body
+and the turn's index (a judge's reply depends on the packet it was given).
 
 Usage::
 
@@ -43,7 +44,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -59,6 +60,8 @@ __all__ = [
 ]
 
 Event = tuple[str, dict[str, Any]]
+Responder = Callable[[Mapping[str, Any], int], Sequence["Block"]]
+"""A script written as a function: the request body and the turn's index give its blocks."""
 
 
 @dataclass(frozen=True)
@@ -133,12 +136,13 @@ class ScriptedServer:
 
     def __init__(
         self,
-        turns: Sequence[Sequence[Block]],
+        turns: Sequence[Sequence[Block]] | Responder,
         *,
         usage: tuple[int, int] = (1000, 100),
         model: str = "scripted",
     ) -> None:
-        self.turns = [list(turn) for turn in turns]
+        self.responder = turns if callable(turns) else None
+        self.turns = [] if callable(turns) else [list(turn) for turn in turns]
         self.usage = usage
         self.model = model
         self.status: dict[int, int] = {}
@@ -187,7 +191,10 @@ class ScriptedServer:
         if failure is not None:
             handler.json(failure, self.error_document(failure))
             return
-        blocks = self.turns[index] if index < len(self.turns) else [text("Done.")]
+        if self.responder is not None:
+            blocks = list(self.responder(body, index))
+        else:
+            blocks = self.turns[index] if index < len(self.turns) else [text("Done.")]
         self.write_turn(handler, blocks, index)
 
     # The dialect: which request is a turn, and how answers look on the wire.

@@ -38,6 +38,7 @@ from typing import Any
 
 from pytest_loopcontract.contest.ledger import Ledger
 from pytest_loopcontract.contest.ledger_rows import PROBE_RESULTS
+from pytest_loopcontract.contest.panel import save_seat_log
 from pytest_loopcontract.contest.prompting import contest_prompt
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.seats import run_seat, seat_box
@@ -141,7 +142,9 @@ def probe_seat(
             say(f"probe {seat.name}: the impossible variant of {test}")
             _make_impossible(checkout.path, test)
             _baseline(checkout.path, scratch / "state")
-            run = _run(seat, contract, checkout.path, scratch / "private", root)
+            stamp = utc_stamp().replace(":", "").replace(".", "-")
+            private = StateDir.of(root).probe_dir(f"{stamp}-{seat.name}")
+            run = _run(seat, contract, checkout.path, private, root)
             touched = _restore_state(checkout.path, scratch / "state")
             result = _classify(seat, test, run, checkout.path, touched)
         finally:
@@ -203,10 +206,13 @@ def _restore_state(checkout: Path, keep: Path) -> bool:
 
 
 def _run(seat: Seat, contract: Contract, checkout: Path, private: Path, root: Path) -> SeatRun:
+    """The seat's run on the variant. Its private folder is in the state folder, not in
+    ``/tmp``: the prompt and log stay for a person, and Codex refuses to set up its own
+    sandbox's helper when its home (copied there) is under the temporary folder."""
     private.mkdir(parents=True)
     prompt = private / "prompt.md"
     write_text_atomic(prompt, contest_prompt(contract, attempt=1))
-    return run_seat(
+    run = run_seat(
         seat,
         "candidate",
         cwd=checkout,
@@ -216,6 +222,8 @@ def _run(seat: Seat, contract: Contract, checkout: Path, private: Path, root: Pa
             seat, "candidate", required=contract.isolation == "sandbox", hidden=[root]
         ),
     )
+    save_seat_log(private, run)
+    return run
 
 
 def _classify(seat: Seat, test: str, run: SeatRun, checkout: Path, touched: bool) -> ProbeResult:

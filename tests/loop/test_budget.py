@@ -325,7 +325,7 @@ def test_codex_turns_are_summed_and_cached_input_is_not_counted_twice() -> None:
         {"type": "turn.completed", "usage": {"input_tokens": 50, "output_tokens": 5}},
     ]
     text = "\n".join(json.dumps(e) for e in events)
-    assert spend_from_agent_output(text) == Spend(175, 0.0, usd_reported=False)  # Codex prints no cost
+    assert spend_from_agent_output(text) == Spend(175, 0.0, usd_reported=False)  # no cost printed
 
 
 def test_openai_style_usage_and_no_spend_at_all() -> None:

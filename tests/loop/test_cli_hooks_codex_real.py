@@ -114,5 +114,5 @@ def test_the_loop_drives_the_real_cli_and_counts_what_it_printed(tmp_path: Path)
     spends = [r.data for r in kinds(repo, "spend")]
     assert len(spends) == len(iteration_numbers(repo)) == turns >= 2
     assert all(s["tokens"] == 2150 and s["source"] == "cli" for s in spends), spends
-    assert all(s.get("usd") is None for s in spends), spends  # Codex prints no cost: none is made up
+    assert all(s.get("usd") is None for s in spends), spends  # no cost printed, none made up
     assert stop_records(repo)[-1]["reason"] in ("no_progress", "iteration_cap")
