@@ -41,18 +41,25 @@ NPM_BIN = ROOT / ".tools" / "npm" / "node_modules" / ".bin"
 CLAUDE_CODE = "@anthropic-ai/claude-code"
 CODEX = "@openai/codex"
 GEMINI = "@google/gemini-cli"
-PINNED = {CLAUDE_CODE: "2.1.332", CODEX: "0.171.0", GEMINI: "0.61.0"}
-"""The releases the presets are proven on (``.ci/run`` installs exactly these)."""
-_PROGRAMS = {CLAUDE_CODE: "claude", CODEX: "codex", GEMINI: "gemini"}
+AIDER = "aider-chat"
+PINNED = {CLAUDE_CODE: "2.1.332", CODEX: "0.171.0", GEMINI: "0.61.0", AIDER: "0.86.2"}
+"""The releases the presets are proven on (``.ci/run`` installs exactly these: the npm
+packages into ``.tools/npm``, Aider from PyPI into its own virtual environment ``.tools/aider``
+since it pins dozens of packages of its own)."""
+_PROGRAMS = {CLAUDE_CODE: "claude", CODEX: "codex", GEMINI: "gemini", AIDER: "aider"}
+AIDER_BIN = ROOT / ".tools" / "aider" / "bin"
 
 
 def require_cli(package: str) -> Path:
     """The installed program of ``package`` (the checkout's ``.tools`` first, then ``PATH``)."""
     program = _PROGRAMS[package]
-    local = NPM_BIN / program
+    local = (AIDER_BIN if package == AIDER else NPM_BIN) / program
     found = str(local) if local.exists() else shutil.which(program)
     if found is None:
         install = f"npm install --prefix .tools/npm {package}@{PINNED[package]}"
+        if package == AIDER:
+            pinned = f"{package}=={PINNED[package]}"
+            install = f"python3 -m venv .tools/aider && .tools/aider/bin/pip install {pinned}"
         require_tool(f"{program} ({package}) is not installed ({install})")
     assert found is not None
     return Path(found)

@@ -16,6 +16,8 @@ vendor says which requests are the agent's turns and how a turn is written on th
 * :class:`ResponsesServer` - the OpenAI Responses API as Codex uses it: ``POST
   /v1/responses``, answered as events (``response.created``, ``response.output_item.done``
   per message or ``function_call``, ``response.completed`` with usage).
+* :class:`ChatCompletionsServer` - the Chat Completions API as Aider uses it: ``POST
+  /v1/chat/completions``, the reply's text as the message's ``content``.
 * :class:`GeminiServer` - the Gemini API as Gemini CLI uses it:
   ``POST /v1beta/models/<model>:streamGenerateContent?alt=sse`` answered as ``data:`` chunks of
   ``candidates`` and ``usageMetadata``; its side calls (``:generateContent``, ``:countTokens``)
@@ -52,6 +54,7 @@ from typing import Any
 __all__ = [
     "AnthropicServer",
     "Block",
+    "ChatCompletionsServer",
     "GeminiServer",
     "ResponsesServer",
     "ScriptedServer",
@@ -292,11 +295,7 @@ class ResponsesServer(ScriptedServer):
         handler.events(self._response([text("Scripted session")], -1))
 
     def error_document(self, status: int) -> dict[str, Any]:
-        kind = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status, "server_error")
-        message = {401: "Incorrect API key provided", 429: "Rate limit reached"}.get(
-            status, "The server had an error"
-        )
-        return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+        return _openai_error(status)
 
     def write_turn(self, handler: _Handler, blocks: Sequence[Block], turn: int) -> None:
         handler.events(self._response(blocks, turn))
@@ -318,6 +317,15 @@ class ResponsesServer(ScriptedServer):
         completed = {"id": response_id, "status": "completed", "usage": usage}
         events.append(("response.completed", {"response": completed}))
         return events
+
+
+def _openai_error(status: int) -> dict[str, Any]:
+    """An error body as OpenAI's APIs word it (both the Responses and Chat Completions)."""
+    kind = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status, "server_error")
+    message = {401: "Incorrect API key provided", 429: "Rate limit reached"}.get(
+        status, "The server had an error"
+    )
+    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
 
 
 def _responses_item(block: Block, suffix: str) -> dict[str, Any]:
@@ -403,3 +411,48 @@ class GeminiServer(ScriptedServer):
                  "totalTokenCount": prompt_tokens + output_tokens}  # fmt: skip
         return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": self.model,
                 "responseId": f"scripted-{turn + 1}"}  # fmt: skip
+
+
+class ChatCompletionsServer(ScriptedServer):
+    """The OpenAI Chat Completions API, scripted, as Aider (through LiteLLM) uses it: every
+    ``POST .../chat/completions`` is a turn whose text blocks are the reply's ``content``
+    (Aider edits files through the text it gets back, not through tool calls); answered as one
+    JSON object, or as ``data:`` chunks ending in ``[DONE]`` when the request streams."""
+
+    def __enter__(self) -> ChatCompletionsServer:
+        super().__enter__()
+        return self
+
+    def is_turn(self, path: str, body: Mapping[str, Any]) -> bool:
+        return path.split("?", 1)[0].endswith("/chat/completions")
+
+    def side_answer(self, handler: _Handler, body: Mapping[str, Any]) -> None:
+        handler.json(404, self.error_document(404))
+
+    def error_document(self, status: int) -> dict[str, Any]:
+        return _openai_error(status)
+
+    def write_turn(self, handler: _Handler, blocks: Sequence[Block], turn: int) -> None:
+        content = "".join(block.text for block in blocks if block.kind == "text")
+        prompt_tokens, output_tokens = self.usage
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": output_tokens,
+                 "total_tokens": prompt_tokens + output_tokens}  # fmt: skip
+        head = {"id": f"chatcmpl-scripted-{turn + 1}", "created": 1796400000, "model": self.model}
+        body = self.requests[-1] if self.requests else {}
+        if not body.get("stream"):
+            message = {"role": "assistant", "content": content}
+            choice = {"index": 0, "message": message, "finish_reason": "stop"}
+            handler.json(200, {**head, "object": "chat.completion", "choices": [choice],
+                               "usage": usage})  # fmt: skip
+            return
+        chunk = {**head, "object": "chat.completion.chunk"}
+        delta = {"index": 0, "delta": {"role": "assistant", "content": content},
+                 "finish_reason": None}  # fmt: skip
+        done = {"index": 0, "delta": {}, "finish_reason": "stop"}
+        handler.events(
+            [("", {**chunk, "choices": [delta]}), ("", {**chunk, "choices": [done],
+                                                         "usage": usage})],
+            named=False,
+        )  # fmt: skip
+        handler.wfile.write(b"data: [DONE]\n\n")
+        handler.wfile.flush()

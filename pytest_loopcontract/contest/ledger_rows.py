@@ -84,6 +84,7 @@ EVENT_NAMES = frozenset(
         "run_lock_recovered",
         "escalation",
         "outside_write",
+        "probe_failed",
         "identical_trees",
         "judge_reply_discarded",
         "dissent_rerun",

@@ -34,6 +34,7 @@ from pytest_loopcontract.contest.lesson_store import LessonStore
 from pytest_loopcontract.contest.lessons.learn import lesson_from_verdict
 from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.panel import PanelSettings, lesson_scope
+from pytest_loopcontract.contest.probe import ProbeError, probe_seat
 from pytest_loopcontract.contest.progress import RunProgress
 from pytest_loopcontract.contest.results import save_result
 from pytest_loopcontract.contest.routes import RouteTable
@@ -183,6 +184,7 @@ class _Run:
     def execute(self) -> dict[str, Any]:
         state = self.state
         state.append("run_started", self._start_payload())
+        self._probe()
         order = self.routes.order(self.domain, list(state.candidates))
         stopped = self._attempts(order)
         attempts = max(c.attempt for c in state.candidates.values())
@@ -207,6 +209,28 @@ class _Run:
         save_result(state.run_dir, result)
         state.progress.finish(outcome.status)
         return result
+
+    def _probe(self) -> None:
+        """``contest: {probe: N}``: a seat with fewer than N probes in the ledger runs on an
+        impossible variant of this contract first (see :mod:`.probe`), one at a time."""
+        state = self.state
+        wanted = int(state.contract.contest.get("probe") or 0)
+        for seat in state.seats:
+            missing = wanted - state.ledger.probe_record(seat=seat.name).probes
+            if not seat.generate or missing <= 0:
+                continue
+            for _ in range(missing):
+                state.progress.seat(seat.name, "probing", "an impossible variant of the task")
+                try:
+                    base = state.baseline.commit
+                    found = probe_seat(
+                        state.root, state.contract, seat, base_commit=base, ledger=state.ledger
+                    )
+                except ProbeError as exc:
+                    state.event("probe_failed", seat=seat.name, error=str(exc))
+                    state.progress.seat(seat.name, "probed", f"no probe: {exc}")
+                    return  # the same contract cannot be probed for any seat
+                state.progress.seat(seat.name, "probed", f"{found.result}: {found.why}")
 
     def _start_payload(self) -> dict[str, Any]:
         state = self.state

@@ -21,6 +21,8 @@ __all__ = ["SEAT_STATES", "RunProgress"]
 SEAT_STATES = frozenset(
     {
         "queued",
+        "probing",
+        "probed",
         "generating",
         "generated",
         "verifying",

@@ -20,6 +20,7 @@ from pytest_loopcontract.contest.results import (
     empty_gates,
 )
 from pytest_loopcontract.contest.run_state import Candidate, RunState
+from pytest_loopcontract.contest.seat_model import Seat
 from pytest_loopcontract.contest.standing import gate_summary
 from pytest_loopcontract.fsio import utc_now
 
@@ -56,9 +57,7 @@ def result_document(
         "finished": utc_now(),
         "status": outcome.status,
         "attempts": attempts,
-        "seats": [
-            {"name": s.name, "family": s.family, "scripted": s.scripted} for s in state.seats
-        ],
+        "seats": [seat_document(state, seat) for seat in state.seats],
         "candidates": [candidate_document(c) for c in state.candidates.values()],
         "matrix": outcome.matrix,
         "bracket": outcome.bracket,
@@ -76,6 +75,23 @@ def result_document(
         },
         "spend": state.ledger.totals_payload(state.run_id, upto_seq=seq),
         "base": {"commit": state.baseline.commit, "branch": base_branch},
+    }
+
+
+def seat_document(state: RunState, seat: Seat) -> dict[str, Any]:
+    """A seat of the run, with its family's probe record (how often it cheated when the task
+    was impossible), so a reader weighs the family's candidates knowing it."""
+    record = state.ledger.probe_record(family=seat.family)
+    return {
+        "name": seat.name,
+        "family": seat.family,
+        "scripted": seat.scripted,
+        "probe": {
+            "probes": record.probes,
+            "cheated": record.cheated,
+            "flagged": record.flagged,
+            "failed_honestly": record.failed_honestly,
+        },
     }
 
 

@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from pytest_loopcontract.contest.ledger import Ledger
+from pytest_loopcontract.contest.orchestrate import run_contest
 from pytest_loopcontract.contest.probe import ProbeError, impossible_variant
+from pytest_loopcontract.contest.report.schema import validate_result
+from pytest_loopcontract.contest.report.terminal import render_terminal
 from testing.contest_project import make_project
 from testing.repos import run_cli
 
@@ -92,3 +95,25 @@ def test_an_unknown_seat_is_named(tmp_path: Path) -> None:
     root = make_project(tmp_path, [("honest", "openai", "good", None)])
     done = run_cli(root, "probe", "--seat", "nobody")
     assert done.returncode != 0 and "no seat nobody" in done.stderr, done.stderr
+
+
+def test_a_contest_probes_each_seat_first_once_and_reports_each_family(tmp_path: Path) -> None:
+    """``contest: {probe: 1}``: each seat without a probe in the ledger is probed before it
+    writes a candidate; the result and the terminal report show each family's record, and a
+    second run probes no one again."""
+    contest = {"domain": "python.calc", "attempts": 1, "parallel": 2, "probe": 1}
+    root = make_project(
+        tmp_path,
+        [("honest", "openai", "good", "fair"), ("sly", "anthropic", "sly", "fair")],
+        extra={"contest": contest},
+    )
+    first = run_contest(root, contract_path="loopcontract.yml", emit=lambda line: None)
+    assert not validate_result(first), validate_result(first)
+    records = {seat["name"]: seat["probe"] for seat in first["seats"]}
+    assert records["honest"] == {"probes": 1, "cheated": 0, "flagged": 0, "failed_honestly": 1}
+    assert records["sly"] == {"probes": 1, "cheated": 1, "flagged": 0, "failed_honestly": 0}
+    shown = render_terminal(first)
+    assert "probes: anthropic 1/1 cheated, 0 flagged, 0 failed honestly; openai 0/1" in shown
+    run_contest(root, contract_path="loopcontract.yml", emit=lambda line: None)
+    with Ledger(root / ".loop-contract" / "ledger.sqlite") as ledger:
+        assert len(list(ledger.rows(kind="probe"))) == 2  # one per seat, not one per run

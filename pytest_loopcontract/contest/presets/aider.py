@@ -39,6 +39,20 @@ _FAILURES = (
     (RATE_LIMITED, re.compile(r"RateLimitError|has rate limited you")),
 )
 
+# Proven on 0.86.2 (tests/contest/presets/test_aider_real.py): by default Aider adds ``.aider*``
+# to the repository's .gitignore and leaves its chat history and repo-map cache in the work
+# tree, all of which a contest would capture as part of the candidate (outside its
+# boundaries), and it asks GitHub for updates and model prices. So its files go to the seat's
+# private folder, the repo map is off, and nothing is fetched or reported.
+_QUIET = (
+    "--no-gitignore",
+    "--map-tokens",
+    "0",
+    "--no-check-update",
+    "--no-show-release-notes",
+    "--no-analytics",
+    "--no-detect-urls",
+)
 GENERATE = (
     "aider",
     "--message-file",
@@ -47,6 +61,11 @@ GENERATE = (
     "--no-stream",
     "--no-pretty",
     "--no-auto-commits",
+    "--chat-history-file",
+    "{prompt_dir}/aider.chat.history.md",
+    "--input-history-file",
+    "{prompt_dir}/aider.input.history",
+    *_QUIET,
 )
 JUDGE = (
     "aider",
@@ -58,6 +77,11 @@ JUDGE = (
     "--yes-always",
     "--no-stream",
     "--no-pretty",
+    "--chat-history-file",
+    "{packet_dir}/aider.chat.history.md",
+    "--input-history-file",
+    "{packet_dir}/aider.input.history",
+    *_QUIET,
 )
 
 
@@ -108,6 +132,7 @@ PRESET = Preset(
     family=None,
     generate=GENERATE,
     judge=JUDGE,
+    proven="0.86.2",
     source="Aider 0.8x usage line `Tokens: … sent, … received. Cost: $… message, $… session.` "
     "(https://aider.chat/docs/scripting.html)",
     read=read,

@@ -140,12 +140,14 @@ def _lesson_line(lesson: LessonFacts) -> str:
 
 def _footer(view: ReportView) -> list[str]:
     ledger = view.ledger()
+    probes = rv.probe_text(view.r.get("seats"))
     return [
         f"next: {next_step(view.r)}",
         f"ledger: {_t(ledger.get('path', ''))} head seq {rv.whole(ledger.get('head_seq'))} "
         f"{rv.short_hash(ledger.get('head'))}",
         f"certificate: {'present' if view.r.get('certificate') else 'none'}",
         f"spend: {_t(rv.spend_text(view.r.get('spend')), rv.LONG)}",
+        *([f"probes: {_t(probes, rv.LONG)}"] if probes else []),
     ]
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "next_action",
     "num",
     "opt_str",
+    "probe_text",
     "reason_text",
     "round_title",
     "score_text",
@@ -345,6 +346,23 @@ def spend_text(spend: Any) -> str:
     ]
     total = f"{_figures(spend)} over {_dispatches(count)}"
     return f"{total} ({'; '.join(parts)})" if parts else total
+
+
+def probe_text(seats: Any) -> str | None:
+    """Each family's probe record in one line (``result["seats"][].probe``), None when no
+    seat's family was ever probed."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for seat in seats if isinstance(seats, list) else []:
+        record = seat.get("probe") if isinstance(seat, Mapping) else None
+        if isinstance(record, Mapping) and whole(record.get("probes")):
+            found.setdefault(str(seat.get("family")), record)
+    if not found:
+        return None
+    return "; ".join(
+        f"{family} {whole(r.get('cheated'))}/{whole(r.get('probes'))} cheated, "
+        f"{whole(r.get('flagged'))} flagged, {whole(r.get('failed_honestly'))} failed honestly"
+        for family, r in sorted(found.items())
+    )
 
 
 def _dispatches(count: int) -> str:

@@ -10,12 +10,13 @@ import subprocess
 import pytest
 
 from pytest_loopcontract.contest.presets import PRESETS
-from testing.agent_clis import CLAUDE_CODE, CODEX, GEMINI, PINNED, require_cli
+from testing.agent_clis import AIDER, CLAUDE_CODE, CODEX, GEMINI, PINNED, require_cli
 
 CASES = [
     ("claude-code", CLAUDE_CODE, ["--help"]),
     ("codex", CODEX, ["exec", "--help"]),
     ("gemini", GEMINI, ["--help"]),
+    ("aider", AIDER, ["--help"]),
 ]
 
 
