@@ -29,7 +29,7 @@ from pytest_loopcontract.contest.seats import run_seat, runner_folders, seat_box
 from pytest_loopcontract.contest.worktrees import (
     CandidateError,
     Worktree,
-    add_worktree,
+    add_checkout,
     capture_candidate,
 )
 from pytest_loopcontract.contract.model import Contract
@@ -83,7 +83,9 @@ def run_dispatched_seat(
     private = work / "private"
     prompt_file = _write_prompt(contract, seat.name, context, round_no, private)
     out.mkdir(parents=True, exist_ok=True)
-    worktree = add_worktree(
+    # A checkout of its own holding the base commit only: the runner's clone (its other
+    # branches, its history, the workspace) stays out of the seat's sight.
+    worktree = add_checkout(
         root,
         contract_id=contract.id,
         seat=seat.name,
@@ -112,13 +114,13 @@ def run_dispatched_seat(
 def _box(contract: Contract, seat: Seat, root: Path, env: Mapping[str, str]) -> Confinement:
     """The seat's sandbox on the runner (:func:`.seats.seat_box`): the runner's home (its
     credentials, the workspace, the other steps' files) and ``RUNNER_TEMP`` (this job's venv,
-    the upload folder) are out of sight; the checkout of the base (for git in the worktree)
-    and the seat's program are shown again. Required unless the contract says
-    ``github: {require_sandbox: false}``."""
+    the upload folder) are out of sight, the runner's clone with them (the seat works in a
+    checkout of its own, :func:`.worktrees.add_checkout`); the seat's program is shown again.
+    Required unless the contract says ``github: {require_sandbox: false}``."""
     required = contract.github.get("require_sandbox", True) is not False
     try:
         return seat_box(
-            seat, "candidate", required=required, hidden=runner_folders(env), readable=[root]
+            seat, "candidate", required=required, hidden=[*runner_folders(env), root]
         )
     except SandboxUnavailable as exc:
         raise DispatchError(

@@ -348,6 +348,13 @@ def test_a_round_with_two_preset_seats_and_a_scripted_one(
     assert alpha["env"]["ALPHA_API_KEY"] == SECRET_VALUE
 
 
+def candidate_worktree(seat_ws: Path, path: Path, branch: str) -> Path:
+    """The captured candidate's branch checked out beside the job's clone, to forge a bundle
+    from (the seat itself worked in a checkout of its own, which holds no such branch)."""
+    git(seat_ws, "worktree", "add", "-q", str(path), branch)
+    return path
+
+
 def test_propose_refuses_a_bundle_that_is_not_one_commit_on_the_base(
     tmp_path: Path, scene: dict[str, Any], gh: FakeGitHub
 ) -> None:
@@ -367,9 +374,9 @@ def test_propose_refuses_a_bundle_that_is_not_one_commit_on_the_base(
     assert record["status"] == "ok"
     # The cheat: the seat's job hands over two commits (one rewriting the tests).
     branch = "refs/heads/loop-contract/calc/beta"
-    worktree = tmp_path / "work" / "worktrees" / "beta"
-    (worktree / "tests" / "test_calc.py").write_text("def test_add():\n    assert True\n")
-    git(worktree, "commit", "-qam", "and the tests")
+    edit = candidate_worktree(seat_ws, tmp_path / "edit", "loop-contract/calc/beta")
+    (edit / "tests" / "test_calc.py").write_text("def test_add():\n    assert True\n")
+    git(edit, "commit", "-qam", "and the tests")
     git(seat_ws, "bundle", "create", str(out / BUNDLE), f"{scene['base']}..{branch}")
     with pytest.raises(DispatchError, match="not one commit on the base"):
         propose(
@@ -405,13 +412,13 @@ def test_a_candidate_that_changes_a_workflow_is_not_pushed(
         out=out,
         environ={},
     )
-    worktree = tmp_path / "work" / "worktrees" / "gamma"
-    (worktree / ".github" / "workflows").mkdir(parents=True)
-    (worktree / ".github" / "workflows" / "x.yml").write_text("on: push\n")
-    git(worktree, "add", "-A")
-    git(worktree, "commit", "-q", "--amend", "--no-edit")
     branch = "loop-contract/calc/gamma"
-    git(worktree, "bundle", "create", str(out / BUNDLE), f"{scene['base']}..{branch}")
+    edit = candidate_worktree(seat_ws, tmp_path / "edit", branch)
+    (edit / ".github" / "workflows").mkdir(parents=True)
+    (edit / ".github" / "workflows" / "x.yml").write_text("on: push\n")
+    git(edit, "add", "-A")
+    git(edit, "commit", "-q", "--amend", "--no-edit")
+    git(seat_ws, "bundle", "create", str(out / BUNDLE), f"{scene['base']}..{branch}")
     done = propose(
         repo_of(gh),
         checkout(scene, tmp_path / "propose-ws"),
@@ -491,6 +498,10 @@ try:
     found.append("beta's upload folder")
 except OSError:
     pass
+import subprocess
+seen = subprocess.run(["git", "log", "--all", "--format=%H"], capture_output=True, text=True)
+if len(seen.stdout.split()) != 1:
+    found.append(f"{len(seen.stdout.split())} commits of the repository's history")
 pathlib.Path("calc.py").write_text("def add(a, b):\n    return a + b\n")
 (window / "found.json").write_text(json.dumps(found))
 """
@@ -527,9 +538,11 @@ def test_a_seat_on_the_runner_reaches_no_token_and_no_other_seats_upload(
         monkeypatch.setenv(key, value)
     # the runner's worker: another process of the job, with the token in its environment
     worker = subprocess.Popen(["sleep", "60"], env={"ACTIONS_RUNTIME_TOKEN": secret})
+    seat_ws = checkout(scene, tmp_path / "seat-ws")
+    git(seat_ws, "commit", "-q", "--allow-empty", "-m", "later history the seat must not see")
     try:
         record = run_dispatched_seat(
-            checkout(scene, tmp_path / "seat-ws"),
+            seat_ws,
             contract=load_contract(str(scene["root"] / "loopcontract.yml")),
             seat_name="snoop",
             base_sha=scene["base"],
@@ -543,6 +556,8 @@ def test_a_seat_on_the_runner_reaches_no_token_and_no_other_seats_upload(
         worker.wait()
     assert record["status"] == "ok" and record["changed"] == ["calc.py"]
     found = json.loads((window / "found.json").read_text("utf-8"))
+    # either way the seat's checkout holds the base commit only: not the job's clone
+    assert not [item for item in found if "history" in item], found
     forged = temp / "loop-contract-seat-out-beta" / "seat.json"
     if confined:  # no secret in reach; what it wrote in RUNNER_TEMP went to an empty tmpfs
         assert [item for item in found if item != "beta's upload folder"] == []
