@@ -119,9 +119,7 @@ def _box(contract: Contract, seat: Seat, root: Path, env: Mapping[str, str]) -> 
     Required unless the contract says ``github: {require_sandbox: false}``."""
     required = contract.github.get("require_sandbox", True) is not False
     try:
-        return seat_box(
-            seat, "candidate", required=required, hidden=[*runner_folders(env), root]
-        )
+        return seat_box(seat, "candidate", required=required, hidden=[*runner_folders(env), root])
     except SandboxUnavailable as exc:
         raise DispatchError(
             f"seat {seat.name}: {exc} (the contract can allow an unconfined seat with "
