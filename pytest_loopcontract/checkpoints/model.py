@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from pytest_loopcontract.contract.model import DEFAULT_PROTECTED_BRANCHES
+
 __all__ = [
     "DEFAULT_PROTECTED_BRANCHES",
     "KINDS",
@@ -28,7 +30,6 @@ __all__ = [
 ]
 
 KINDS = ("command", "diff", "path")
-DEFAULT_PROTECTED_BRANCHES = ("main", "master", "release/*")
 
 
 @dataclass(frozen=True)

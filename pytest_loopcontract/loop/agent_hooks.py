@@ -23,8 +23,9 @@ from typing import Any
 from pytest_loopcontract.checkpoints import clearance
 from pytest_loopcontract.checkpoints.gate import contract_patterns
 from pytest_loopcontract.checkpoints.model import Match
+from pytest_loopcontract.checkpoints.patterns import patterns_from_contract
 from pytest_loopcontract.checkpoints.scan import scan_command, scan_diff
-from pytest_loopcontract.contract.model import Contract, PushSettings
+from pytest_loopcontract.contract.model import DEFAULT_PROTECTED_BRANCHES, Contract, PushSettings
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import harness
@@ -48,26 +49,25 @@ ZERO_SHA = "0" * 40
 def check_command(
     root: Path, command: str | Sequence[str]
 ) -> tuple[list[Match], clearance.Clearance | None]:
-    """Scan one command; when it matches, ask for (single-use) clearance in the history."""
+    """Scan one command; when it matches, ask for (single-use) clearance in the history.
+
+    The pinned contract's patterns and protected branches (``push.protected``) when a baseline
+    exists, the defaults otherwise: ``git push origin production`` is a protected push here
+    exactly when it is one for the pre-push hook."""
     from pytest_loopcontract.verifier.verify import pinned_contract
 
-    patterns = _patterns(root, pinned_contract)
-    matches = scan_command(command, patterns, workspace=root)
+    contract = None
+    if StateDir.of(root).baseline.exists():
+        contract = pinned_contract(root, load_baseline(root))
+    patterns = contract_patterns(contract) if contract else patterns_from_contract({})
+    protected = contract.push.protected if contract else DEFAULT_PROTECTED_BRANCHES
+    matches = scan_command(command, patterns, workspace=root, protected_branches=protected)
     if not matches:
         return [], None
     subject = command if isinstance(command, str) else shlex.join(command)
     return matches, clearance.request(
         History(StateDir.of(root).folder), subject, matches, kind="command"
     )
-
-
-def _patterns(root: Path, pinned: Callable[..., Any]) -> tuple[Any, ...]:
-    """The pinned contract's patterns when a baseline exists, the defaults otherwise."""
-    from pytest_loopcontract.checkpoints.patterns import patterns_from_contract
-
-    if StateDir.of(root).baseline.exists():
-        return contract_patterns(pinned(root, load_baseline(root)))
-    return patterns_from_contract({})
 
 
 # --------------------------------------------------------------------------- git pre-push
@@ -151,10 +151,6 @@ def _contract_here(root: Path) -> Contract | None:
         return None
 
 
-def _no_contract(*_: object) -> None:
-    return None
-
-
 def _push_findings(
     root: Path,
     update: tuple[str, str, str, str],
@@ -205,7 +201,7 @@ def pre_push(
         return 0  # nothing is pushed (a tag-less no-op push): nothing to say
     history = History(StateDir.of(root).folder)
     contract = _contract_here(root)
-    patterns = contract_patterns(contract) if contract else _patterns(root, _no_contract)
+    patterns = contract_patterns(contract) if contract else patterns_from_contract({})
     push = contract.push if contract else PushSettings()
     blocked = False
     for update in updates:

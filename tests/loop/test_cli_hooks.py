@@ -556,3 +556,19 @@ def test_stop_hook_inside_a_governed_loop_leaves_the_loop_in_charge(
     assert [r.data["n"] for r in kinds(repo, "iteration")] == [1, 2, 3]
     (stopped,) = kinds(repo, "stop")
     assert stopped.data["reason"] == "no_progress"
+
+
+def test_a_push_to_a_branch_the_contract_protects_is_a_protected_push(
+    baselined_repo: Path,
+) -> None:
+    """The contract's ``push.protected`` reaches the agent hooks' scanner (before, the scanner
+    kept its own list without ``production``, so this push was only ``git-push``)."""
+    repo = baselined_repo
+    for branch, protected in (("production", True), ("main", True), ("feature/x", False)):
+        answer = _decision(
+            run_hook(repo, "claude-pre-tool-use", bash(repo, f"git push origin {branch}"))
+        )
+        assert answer["permissionDecision"] == "deny"
+        raised = kinds(repo, "checkpoint_raised")[-1].data
+        found = [m["pattern_id"] for m in raised["matches"]]
+        assert ("git-push-protected" in found) is protected and "git-push" in found, found
