@@ -293,15 +293,6 @@ class Ledger(LedgerQueries, SqliteFile):
         found = tail.fetchone()
         return (0, ZERO_HASH) if found is None else (int(found[0]), str(found[1]))
 
-    def find_hash(self, digest: str) -> int | None:
-        """The ``seq`` of the row whose ``row_hash`` is ``digest``, or None."""
-        found = self._db.execute(
-            "SELECT seq FROM rows WHERE row_hash = ? ORDER BY seq LIMIT 1", (digest,)
-        ).fetchone()
-        return None if found is None else int(found[0])
-
-    # -- queries --------------------------------------------------------------------------
-
     def verify(self) -> VerifyResult:
         """Walk the chain and name the first row that does not seal.
 

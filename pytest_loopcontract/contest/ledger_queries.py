@@ -214,39 +214,6 @@ class LedgerQueries:
                 counts[result] += 1
         return ProbeRecord(**counts)
 
-    def cost_per_validity_point(self, seat: str) -> float | None:
-        """Dollars the seat's candidate work cost per validity point it earned; None = not reported.
-
-        Cost: every ``dispatch`` row of the seat with role ``candidate``, in every run (failed
-        attempts cost money too). None when there is none or one did not report its cost.
-        Points: per run, the mean ``validity`` the judges gave the seat (so more judges do not
-        mean more points), summed over runs. None when no judge scored it, or it scored zero
-        (a cost per point is undefined there, and reporting infinity helps nobody).
-        """
-        costs: list[float] = []
-        for payload, cost in self._db.execute(
-            "SELECT payload, cost_usd FROM rows WHERE kind = 'dispatch' AND seat = ?", (seat,)
-        ):
-            if _payload(payload).get("role") != "candidate":
-                continue
-            if cost is None:
-                return None
-            costs.append(float(cost))
-        if not costs:
-            return None
-        per_run: dict[str, list[float]] = {}
-        for run_id, payload in self._db.execute(
-            "SELECT run_id, payload FROM rows WHERE kind = 'score'"
-        ):
-            data = _payload(payload)
-            validity = data.get("validity")
-            if data.get("target") == seat and isinstance(validity, (int, float)):
-                per_run.setdefault(str(run_id), []).append(float(validity))
-        points = math.fsum(math.fsum(v) / len(v) for v in per_run.values())
-        if not per_run or points <= 0:
-            return None
-        return math.fsum(costs) / points
-
     def family_agreement(self, family: str) -> Agreement:
         """How often judges of ``family`` called pass/fail the way the run was decided.
 

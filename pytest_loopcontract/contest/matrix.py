@@ -38,7 +38,6 @@ from pytest_loopcontract.contest.matrix_model import (
     Cell,
     Dissent,
     DroppedCell,
-    FamilyHistory,
     MatrixResult,
     check_candidates,
     check_cell,
@@ -51,10 +50,8 @@ from pytest_loopcontract.reason import Reason
 
 __all__ = [
     "calibration_weight",
-    "cell_agrees",
     "cites_test",
     "score_matrix",
-    "tally_calibration",
     "weighted_median",
 ]
 
@@ -85,23 +82,6 @@ def calibration_weight(agree: int, total: int, *, min_cells: int = MIN_CALIBRATI
     families (a neutral 1.0 would let an unproven family outweigh a proven one).
     """
     return float(_calibration(agree, total, min_cells))
-
-
-def cell_agrees(score: float, *, min_score: float, accepted: bool) -> bool:
-    """Whether a past cell sided with the decided outcome: it scored at or above the line and
-    the candidate was accepted, or below the line and it was rejected. This is the "agree"
-    that :class:`FamilyHistory` counts."""
-    return (score >= min_score) == accepted
-
-
-def tally_calibration(history: Iterable[tuple[str, bool]]) -> dict[str, FamilyHistory]:
-    """Fold ``(family, agreed)`` records from the ledger into per-family counts."""
-    counts: dict[str, list[int]] = {}
-    for family, agreed in history:
-        entry = counts.setdefault(family_key(family), [0, 0])
-        entry[0] += int(bool(agreed))
-        entry[1] += 1
-    return {fam: FamilyHistory(agree, total) for fam, (agree, total) in sorted(counts.items())}
 
 
 def weighted_median(values: Iterable[tuple[float, float]]) -> float:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["gate_stage", "gate_summary", "measured_only_failure"]
+__all__ = ["gate_stage", "gate_summary"]
 
 _MEASURED_KEYS = ("id", "status", "metric", "observed", "op", "threshold", "unit")
 
@@ -32,11 +32,6 @@ def gate_stage(verdict: Mapping[str, Any]) -> str | None:
         # rank: nothing may pass on to the judges that the verifier did not pass.
         return "hard"
     return None
-
-
-def measured_only_failure(verdict: Mapping[str, Any]) -> bool:
-    """True when the candidate failed measured gates and nothing else: what ``waive`` may waive."""
-    return gate_stage(verdict) == "measured"
 
 
 def gate_summary(verdict: Mapping[str, Any]) -> dict[str, Any]:

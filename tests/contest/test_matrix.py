@@ -16,10 +16,8 @@ from pytest_loopcontract import reason
 from pytest_loopcontract.contest import matrix, matrix_model
 from pytest_loopcontract.contest.matrix import (
     calibration_weight,
-    cell_agrees,
     cites_test,
     score_matrix,
-    tally_calibration,
     weighted_median,
 )
 from pytest_loopcontract.contest.matrix_model import (
@@ -120,16 +118,6 @@ def test_calibration_weight_prior_until_five_cells_then_laplace() -> None:
 def test_calibration_weight_strictly_inside_zero_one(a: int, b: int) -> None:
     agree, total = min(a, b), max(a, b)
     assert 0 < calibration_weight(agree, total) < 1
-
-
-def test_tally_and_agreement() -> None:
-    assert cell_agrees(8, min_score=7, accepted=True)
-    assert cell_agrees(7, min_score=7, accepted=True)
-    assert not cell_agrees(6.5, min_score=7, accepted=True)
-    assert cell_agrees(3, min_score=7, accepted=False)
-    assert not cell_agrees(9, min_score=7, accepted=False)
-    counts = tally_calibration([("Beta", True), ("beta", False), ("gamma", True), ("beta", True)])
-    assert counts == {"beta": FamilyHistory(2, 3), "gamma": FamilyHistory(1, 1)}
 
 
 @pytest.mark.parametrize(
