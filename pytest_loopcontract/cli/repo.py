@@ -9,17 +9,33 @@ from typing import TYPE_CHECKING
 from pytest_loopcontract.errors import ContractError
 from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verifier.workspace import find_repo
+from pytest_loopcontract.verifier.workspace import WorkspaceError, find_repo
 
 if TYPE_CHECKING:
     from pytest_loopcontract.contract.model import Contract
 
-__all__ = ["adopted_contract", "contract_in_repo", "loop_history", "repo_root"]
+__all__ = ["adopted_contract", "contract_file", "contract_in_repo", "loop_history", "repo_root"]
 
 
 def repo_root() -> Path:
     """The git work tree holding the current folder (a WorkspaceError outside one)."""
     return find_repo(Path.cwd())
+
+
+def contract_file(contract: str) -> Path:
+    """The contract file a command means. A path the user gave is that path; the default
+    name, given from a subfolder of a repository, is the file at the repository's root, where
+    ``verify`` and ``status`` find it (``check`` used to say "not found" there, and ``init``
+    wrote a second contract into the subfolder)."""
+    from pytest_loopcontract.contract.model import DEFAULT_CONTRACT_NAME
+
+    given = Path(contract)
+    if contract != DEFAULT_CONTRACT_NAME or given.exists():
+        return given
+    try:
+        return repo_root() / DEFAULT_CONTRACT_NAME
+    except WorkspaceError:
+        return given
 
 
 def contract_in_repo(contract: str) -> tuple[Path, str]:

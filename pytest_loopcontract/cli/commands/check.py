@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_loopcontract.cli.output import print_json
+from pytest_loopcontract.cli.repo import contract_file
 from pytest_loopcontract.contract.model import Contract, load_contract
 from pytest_loopcontract.contract.readiness import readiness_error
 from pytest_loopcontract.errors import CommandError, ContractError
@@ -16,6 +17,7 @@ __all__ = ["check"]
 
 def check(contract: str, *, as_json: bool = False) -> int:
     """0 and a summary for a valid contract; exit 26 and the located error for an invalid one."""
+    contract = str(contract_file(contract))
     try:
         loaded = load_contract(contract)
         problem = readiness_error(loaded, Path(contract).read_bytes(), _tree(Path(contract)))

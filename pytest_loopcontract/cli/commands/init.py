@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest_loopcontract.cli.repo import contract_file
 from pytest_loopcontract.contract.scaffold import render_contract, slugify
 from pytest_loopcontract.errors import CommandError
 from pytest_loopcontract.fsio import write_text_atomic
@@ -20,7 +21,7 @@ def init(
     force: bool = False,
 ) -> int:
     """Scaffold ``contract``; an existing file is kept unless ``force``."""
-    target = Path(contract)
+    target = contract_file(contract)
     if target.exists() and not force:
         raise CommandError(f"{target} already exists (use --force to overwrite)")
     checklist = _read_checklist(from_checklist) if from_checklist else None
