@@ -228,10 +228,9 @@ def private_home(seat: Seat, folder: Path, env: Mapping[str, str]) -> dict[str, 
     if spec is None:
         return chosen
     variable, default, files = spec
-    source = Path(env.get(variable) or (Path(env.get("HOME") or Path.home()) / default))
-    if variable == "HOME":
-        source = Path(env.get("HOME") or Path.home())
-    target = folder / default if variable != "HOME" else folder
+    home = Path(env.get("HOME") or Path.home())
+    source = home if variable == "HOME" else Path(env.get(variable) or home / default)
+    target = folder if variable == "HOME" else folder / default
     for name in files:
         found = source / name
         if found.is_file():
