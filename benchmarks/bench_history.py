@@ -41,7 +41,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.loop.state_file import load_state, save_state
 from pytest_loopcontract.statedir import StateDir

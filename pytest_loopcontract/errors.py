@@ -4,7 +4,7 @@ A caller that only wants "did loop-contract refuse?" catches :class:`LoopContrac
 command line maps it to a message and an exit code in one place
 (:mod:`pytest_loopcontract.cli.error_handler`), so a new error needs no new ``except`` there.
 ``exit_code`` is a class default that an instance may override (a damaged baseline is a
-:class:`~pytest_loopcontract.verifier.workspace.WorkspaceError` that exits 27, not 2); the
+:class:`~pytest_loopcontract.workspace.WorkspaceError` that exits 27, not 2); the
 codes themselves are the verdict's (:mod:`pytest_loopcontract.verdict`) plus 2, the usage code
 pytest also uses.
 

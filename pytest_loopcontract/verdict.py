@@ -12,16 +12,12 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, NamedTuple
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from pytest_loopcontract.idtext import readable_ids
 from pytest_loopcontract.reason import Reason
 from pytest_loopcontract.verdict_tests import failing_tests, tests_section, verdict_records
-
-if TYPE_CHECKING:
-    # Types only: the gates themselves load with ``evaluate``, which the in-process plugin
-    # imports at the session's end while git runs, not before the first test.
-    from pytest_loopcontract.verifier.gates import DodResult, GateResult
 
 __all__ = [
     "BASELINE_STALE",
@@ -35,7 +31,9 @@ __all__ = [
     "EXIT_NO_PROGRESS",
     "EXIT_TAMPER",
     "SCHEMA_VERSION",
+    "DodResult",
     "Finding",
+    "GateResult",
     "Reason",
     "VerdictView",
     "build_verdict",
@@ -59,6 +57,26 @@ EXIT_BASELINE = 27
 # The error a verdict carries when the baseline belongs to another history (verifier/stale.py):
 # not the candidate's failure but the baseline rule's, so it exits 27.
 BASELINE_STALE = "baseline_stale"
+
+
+class DodResult(NamedTuple):
+    id: str
+    text: str
+    status: str  # done | failed | no_tests
+    tests: tuple[tuple[str, str], ...]  # (nodeid, outcome)
+
+
+class GateResult(NamedTuple):
+    id: str
+    kind: str
+    status: str  # pass | fail | not_measurable | missing | error
+    message: str
+    details: Mapping[str, Any] = MappingProxyType({})  # read-only: one shared empty mapping
+
+    @property
+    def blocking(self) -> bool:
+        """A gate blocks unless it passed or had nothing to measure."""
+        return self.status not in ("pass", "not_measurable")
 
 
 class Finding(NamedTuple):

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from testing.repos import GIT_ENV, git, run_cli
 
 CP_ID = re.compile(r"\bcp-[0-9a-f]{10}(?:\.\d+)?")

@@ -20,7 +20,7 @@ from pytest_loopcontract.fsio import utc_now
 from pytest_loopcontract.verifier.baseline import BaselineRecord
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate
 from pytest_loopcontract.verifier.results import RunResults, TestRecord
-from pytest_loopcontract.verifier.workspace import Pin
+from pytest_loopcontract.workspace import Pin
 
 __all__ = [
     "ACCEPTANCE",

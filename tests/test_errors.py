@@ -15,7 +15,7 @@ from pytest_loopcontract.contest.orchestrate import ContestError
 from pytest_loopcontract.errors import CommandError, ContractError, LoopContractError
 from pytest_loopcontract.verdict import EXIT_BASELINE, EXIT_CONTRACT_INVALID
 from pytest_loopcontract.verifier.baseline import BaselineRefused
-from pytest_loopcontract.verifier.workspace import WorkspaceError
+from pytest_loopcontract.workspace import WorkspaceError
 
 PACKAGE = Path(pytest_loopcontract.__file__).parent
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_loopcontract import hooks
-from pytest_loopcontract.verifier.sensors.registry import BUILTIN_SOURCES
+from pytest_loopcontract.verifier.sensors.registry import BUILTIN_SOURCES, metric_sources
 
 PLUGIN = """
 from pytest_loopcontract.hookspecs import hookimpl
@@ -60,7 +60,7 @@ def test_the_group_is_found_by_its_section_not_by_a_name_that_says_it(
 
 
 def test_builtins_are_registered_through_the_hook() -> None:
-    sources = hooks.metric_sources()
+    sources = metric_sources()
     assert set(BUILTIN_SOURCES) <= set(sources)
 
 

@@ -37,7 +37,7 @@ from pytest_loopcontract.verifier.tamper.pins import (
     crosscheck_findings,
     pin_findings,
 )
-from pytest_loopcontract.verifier.workspace import DEFAULT_PROTECT, Pin, TreeEntry, match_glob
+from pytest_loopcontract.workspace import DEFAULT_PROTECT, Pin, TreeEntry, match_glob
 from testing.repos import assert_valid_verdict, git, init_repo, run_cli
 from testing.verifier_project import (
     BUGGY,

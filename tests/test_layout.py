@@ -136,6 +136,98 @@ def test_the_package_has_no_import_cycles() -> None:
     assert not cycle, "import cycle: " + " -> ".join(cycle)
 
 
+# The package's layers, lowest first: a module imports only from its own layer or below, at
+# run time, wherever the import sits (module level or inside a function; only imports under
+# TYPE_CHECKING, which never run, may name a type from above). README's development section
+# draws the same picture.
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("foundations", frozenset({
+        "errors", "fsio", "locks", "chain", "statedir", "processes", "reason", "idsets",
+        "idtext", "words", "verdict_tests", "verdict", "workspace", "history", "hooks",
+        "hookspecs",
+    })),
+    ("contract", frozenset({"contract"})),
+    ("checkpoints", frozenset({"checkpoints"})),
+    ("verifier", frozenset({"verifier"})),
+    ("loop", frozenset({"loop"})),
+    ("contest", frozenset({"contest"})),
+    ("github", frozenset({"github"})),
+    ("cli", frozenset({"cli"})),
+    ("entry points", frozenset({"", "__main__", "launcher", "plugin"})),
+)  # fmt: skip
+# Imports that point up, each with why; the test fails on an entry no import needs any more.
+UPWARD: dict[tuple[str, str], str] = {
+    ("pytest_loopcontract.verifier.review", "contest"): (
+        "the contract's judged review runs one of the contest's seats as its reviewer, "
+        "imported when a contract asks for a review"
+    ),
+}
+
+
+def layer_part(module: str) -> str:
+    """The top-level part a module belongs to: its package, or its own name at the top."""
+    return module.split(".")[1] if "." in module else ""
+
+
+def layer_of(module: str) -> int:
+    part = layer_part(module)
+    for rank, (_name, parts) in enumerate(LAYERS):
+        if part in parts:
+            return rank
+    raise AssertionError(f"{module}: its part {part!r} has no layer in LAYERS (test_layout.py)")
+
+
+def runtime_imports(path: Path, name: str) -> Iterator[str]:
+    """Every package module ``name`` imports when its code runs, however deep the import."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    known = modules()
+    pending: list[ast.AST] = [ast.parse(path.read_text("utf-8"))]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            pending.extend(node.orelse)
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        yield from (n for n in names if n in known and n != NAME)
+
+
+def upward_imports() -> dict[tuple[str, str], str]:
+    """(importer, imported part) for every import from a higher layer, with one example."""
+    found: dict[tuple[str, str], str] = {}
+    for name, path in modules().items():
+        for target in runtime_imports(path, name):
+            if layer_of(target) > layer_of(name):
+                found.setdefault((name, layer_part(target)), target)
+    return found
+
+
+def test_layer_rule_sees_an_upward_import_and_allows_a_downward_one() -> None:
+    assert layer_of("pytest_loopcontract.verdict") < layer_of("pytest_loopcontract.contract.model")
+    assert layer_of("pytest_loopcontract.loop.run") > layer_of("pytest_loopcontract.verifier.x")
+    assert layer_of("pytest_loopcontract.plugin") == len(LAYERS) - 1
+    with pytest.raises(AssertionError, match="no layer"):
+        layer_of("pytest_loopcontract.unplaced")
+
+
+def test_every_import_points_down_the_layers() -> None:
+    found = upward_imports()
+    unexplained = sorted(f"{a} imports {b} from above" for (a, p), b in found.items()
+                         if (a, p) not in UPWARD)  # fmt: skip
+    assert not unexplained, "\n".join(unexplained)
+    stale = sorted(f"{a} -> {p}" for a, p in UPWARD if (a, p) not in found)
+    assert not stale, f"UPWARD lists imports that no longer exist: {stale}"
+
+
 @pytest.mark.parametrize("core", PURE)
 def test_pure_cores_import_nothing_with_io(core: str) -> None:
     path = modules()[core]

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_loopcontract.errors import LoopContractError
-from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.loop.records import Record
+from pytest_loopcontract.history import History
+from pytest_loopcontract.history.records import Record
 
 __all__ = [
     "Clearance",

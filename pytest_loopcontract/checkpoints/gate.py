@@ -17,7 +17,7 @@ from pytest_loopcontract.checkpoints.model import Match, Pattern
 from pytest_loopcontract.checkpoints.patterns import patterns_from_contract
 from pytest_loopcontract.checkpoints.scan import scan_diff
 from pytest_loopcontract.contract.model import Contract
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from pytest_loopcontract.verdict import Reason
 
 __all__ = ["contract_patterns", "diff_checkpoints", "diff_matches", "request_checkpoints"]

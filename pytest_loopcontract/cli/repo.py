@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_loopcontract.errors import ContractError
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verifier.workspace import WorkspaceError, find_repo
+from pytest_loopcontract.workspace import WorkspaceError, find_repo
 
 if TYPE_CHECKING:
     from pytest_loopcontract.contract.model import Contract

@@ -28,8 +28,8 @@ from pytest_loopcontract.contest.scoring import Contender, Scoring, judge_conten
 from pytest_loopcontract.contest.screening import screen
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.standing import gate_summary
-from pytest_loopcontract.verifier.workspace import diff_text
 from pytest_loopcontract.words import plural
+from pytest_loopcontract.workspace import diff_text
 
 __all__ = ["Judgement", "adjudicate"]
 

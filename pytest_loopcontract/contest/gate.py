@@ -28,7 +28,7 @@ from pytest_loopcontract.contest.results import load_result, save_result
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import utc_now, write_text_atomic
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verifier.workspace import WorkspaceError, git, is_dirty
+from pytest_loopcontract.workspace import WorkspaceError, git, is_dirty
 
 __all__ = ["DECISIONS", "GateError", "decide", "find_run"]
 

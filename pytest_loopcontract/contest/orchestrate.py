@@ -52,8 +52,8 @@ from pytest_loopcontract.verifier.baseline import (
     take_baseline,
 )
 from pytest_loopcontract.verifier.verify import pinned_contract
-from pytest_loopcontract.verifier.workspace import WorkspaceError, git
 from pytest_loopcontract.words import plural
+from pytest_loopcontract.workspace import WorkspaceError, git
 
 __all__ = ["DEFAULT_LESSON_CHARS", "run_contest"]
 

@@ -1,8 +1,7 @@
 """The seat and what its runs leave behind: the contract's seats, the record of one run, the
 seat's own report file and how a report folds into a run.
 
-No processes here (:mod:`.seats` runs them), so the hooks (:mod:`pytest_loopcontract.hooks`)
-can read a report and build a run record without importing the runner.
+No processes here: :mod:`.seats` runs them and reads each run through the seat hooks.
 """
 
 from __future__ import annotations

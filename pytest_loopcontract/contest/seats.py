@@ -37,8 +37,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract import hooks
-from pytest_loopcontract.contest.seat_model import KEEP_BYTES, Seat, SeatRun, expand_argv
+from pytest_loopcontract import hooks, hookspecs
+from pytest_loopcontract.contest.seat_model import (
+    KEEP_BYTES,
+    Seat,
+    SeatRun,
+    apply_report,
+    expand_argv,
+    read_report,
+)
 from pytest_loopcontract.processes import Capture, kill_group, signal_group, spawn, start_pump
 from pytest_loopcontract.verifier.sandbox import (
     SANDBOX,
@@ -55,6 +62,7 @@ __all__ = [
     "run_seat",
     "runner_folders",
     "seat_box",
+    "seat_result",
 ]
 
 KILL_GRACE_SECONDS = 2.0
@@ -125,7 +133,7 @@ def run_seat(
             shown = replace(confinement, readable=(*confinement.readable, *named))
             argv = tuple(shown.command(command, tree=cwd, writable=[report_file.parent]))
         raw = _execute(base, argv, cwd=cwd, env=env, timeout=seat.timeout)
-    return hooks.seat_result(seat, raw, report_file)
+    return seat_result(seat, raw, report_file)
 
 
 def seat_box(
@@ -395,3 +403,47 @@ def _decode(data: bytes, *, cut_before: bool, cut_after: bool) -> str:
         data = data[skip:]
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     return decoder.decode(data, final=not cut_after)
+
+
+class _ReportReading:
+    """The built-in reading of a run: the seat's own report file folded into the record."""
+
+    @hookspecs.hookimpl(trylast=True)
+    def loopcontract_seat_result(self, run: SeatRun, report_file: Path) -> SeatRun:
+        return apply_report(run, read_report(report_file))
+
+
+class _Presets:
+    """The agent presets' seat adapter, imported when a seat's run is first read: the plugin
+    manager also serves the verdict hook of every ``pytest --loop-contract`` run, which must
+    not load five agent presets to call it. Registered before the report reading: pluggy asks
+    the ``trylast`` implementations last-registered last, so the presets answer first."""
+
+    @hookspecs.hookimpl(trylast=True)
+    def loopcontract_seat_result(
+        self, seat: Seat, run: SeatRun, report_file: Path
+    ) -> SeatRun | None:
+        from pytest_loopcontract.contest.presets.adapter import PresetAdapter
+
+        return PresetAdapter().loopcontract_seat_result(seat, run, report_file)
+
+
+def seat_result(seat: Seat, run: SeatRun, report_file: Path) -> SeatRun:
+    """The classified run: the first seat adapter's answer, else the built-in report reading.
+    A contest must not crash because an adapter did: if one raises or answers with something
+    that is not a ``SeatRun``, the built-in reading is used and a note says why.
+    """
+    hooks.with_builtin(_Presets(), "presets")
+    hook = hooks.with_builtin(_ReportReading(), "report-reading").hook.loopcontract_seat_result
+    try:
+        result = hook(seat=seat, run=run, report_file=report_file)
+    except Exception as exc:
+        problem = f"seat adapter failed ({type(exc).__name__}: {exc})"
+    else:
+        if isinstance(result, SeatRun):
+            return result
+        if result is None:
+            return run
+        problem = f"seat adapter answered {type(result).__name__}, not a SeatRun"
+    fallback = apply_report(run, read_report(report_file))
+    return replace(fallback, notes=(*fallback.notes, f"{problem}; built-in reading used"))

@@ -17,7 +17,7 @@ from typing import Any
 
 from pytest_loopcontract.contest.worktrees import group_by_tree
 from pytest_loopcontract.verifier.verify import verify
-from pytest_loopcontract.verifier.workspace import WorkspaceError
+from pytest_loopcontract.workspace import WorkspaceError
 
 __all__ = ["FieldVerdict", "verify_field"]
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verifier.workspace import (
+from pytest_loopcontract.workspace import (
     WorkspaceError,
     changed_paths,
     git,

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from pytest_loopcontract.contract.hidden import HiddenTest, parse_hidden
 from pytest_loopcontract.errors import ContractError
-from pytest_loopcontract.verifier.workspace import matches_any
+from pytest_loopcontract.workspace import matches_any
 
 __all__ = [
     "DEFAULT_CONTRACT_NAME",

@@ -31,7 +31,7 @@ from pathlib import Path
 from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.errors import ContractError
 from pytest_loopcontract.verifier.sandbox import SANDBOX
-from pytest_loopcontract.verifier.workspace import WorkspaceError, list_tree, read_blobs, tree_of
+from pytest_loopcontract.workspace import WorkspaceError, list_tree, read_blobs, tree_of
 
 __all__ = ["base_contract", "checkout_free_python", "sandbox_enforced"]
 

@@ -37,7 +37,7 @@ from pytest_loopcontract.github.dispatch import DispatchError, round_marker
 from pytest_loopcontract.github.dispatch_seat import BUNDLE, RECORD
 from pytest_loopcontract.github.pulls import contest_base, is_commit_sha
 from pytest_loopcontract.github.verify_dispatch import request_verification
-from pytest_loopcontract.verifier.workspace import git
+from pytest_loopcontract.workspace import git
 
 __all__ = ["MAX_BUNDLE_BYTES", "Proposal", "propose", "pull_body", "read_record"]
 

@@ -36,7 +36,7 @@ from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.github.dispatch import DispatchError
 from pytest_loopcontract.verifier.sandbox import Confinement, SandboxUnavailable
-from pytest_loopcontract.verifier.workspace import WorkspaceError, git
+from pytest_loopcontract.workspace import WorkspaceError, git
 
 __all__ = ["BUNDLE", "RECORD", "SECRET_ENV", "find_seat", "redact", "run_dispatched_seat"]
 

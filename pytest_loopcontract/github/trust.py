@@ -42,7 +42,7 @@ from github.Repository import Repository
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.github.missing import is_missing
 from pytest_loopcontract.github.pulls import CandidatePR, is_commit_sha
-from pytest_loopcontract.verifier.workspace import match_glob
+from pytest_loopcontract.workspace import match_glob
 
 __all__ = [
     "DEFAULT_VERIFY_WORKFLOW",

@@ -22,7 +22,7 @@ from pytest_loopcontract.github.checkout_guard import (
 )
 from pytest_loopcontract.verifier.baseline import take_baseline
 from pytest_loopcontract.verifier.verify import verify
-from pytest_loopcontract.verifier.workspace import diff_text, resolve_commit, tree_of
+from pytest_loopcontract.workspace import diff_text, resolve_commit, tree_of
 
 __all__ = ["verify_pull_request"]
 

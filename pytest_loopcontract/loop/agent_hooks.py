@@ -26,11 +26,11 @@ from pytest_loopcontract.checkpoints.model import Match
 from pytest_loopcontract.checkpoints.patterns import patterns_from_contract
 from pytest_loopcontract.checkpoints.scan import scan_command, scan_diff
 from pytest_loopcontract.contract.model import DEFAULT_PROTECTED_BRANCHES, Contract, PushSettings
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import harness
 from pytest_loopcontract.verifier.baseline import load_baseline
-from pytest_loopcontract.verifier.workspace import WorkspaceError, git, resolve_commit
+from pytest_loopcontract.workspace import WorkspaceError, git, resolve_commit
 
 __all__ = [
     "check_command",
@@ -91,7 +91,7 @@ def _branch(ref: str) -> str:
 
 
 def _protected(ref: str, protected: Sequence[str]) -> bool:
-    from pytest_loopcontract.verifier.workspace import match_glob
+    from pytest_loopcontract.workspace import match_glob
 
     return any(match_glob(_branch(ref), p) for p in protected)
 

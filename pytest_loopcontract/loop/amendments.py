@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.contract.model import parse_contract
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from pytest_loopcontract.loop.items import ItemError, pinned_contract_bytes, repin_contract
 from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.statedir import StateDir

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_loopcontract.fsio import parse_utc
-from pytest_loopcontract.loop.history import History, boot_id
-from pytest_loopcontract.loop.records import Instant, Record
+from pytest_loopcontract.history import History, boot_id
+from pytest_loopcontract.history.records import Instant, Record
 from pytest_loopcontract.loop.state import MAX_USD, Reducer, usd_units
 from pytest_loopcontract.verdict import EXIT_BUDGET
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_loopcontract.errors import LoopContractError
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from pytest_loopcontract.loop.lock import LockHeld, LoopLock
 from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.statedir import StateDir
@@ -140,7 +140,7 @@ def protected_reason(root: Path, target: str) -> str | None:
 
 def _pinned_reason(root: Path, rel: str) -> str | None:
     from pytest_loopcontract.contract.model import DEFAULT_CONTRACT_NAME
-    from pytest_loopcontract.verifier.workspace import DEFAULT_PROTECT, matches_any
+    from pytest_loopcontract.workspace import DEFAULT_PROTECT, matches_any
 
     if not StateDir.of(root).baseline.exists():
         if rel == DEFAULT_CONTRACT_NAME or matches_any(rel, DEFAULT_PROTECT):

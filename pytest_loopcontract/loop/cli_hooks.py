@@ -284,7 +284,7 @@ def _claude_block_cap(root: Path, settings: dict[str, Any]) -> list[str]:
 
 def _exclude_if_untracked(root: Path, name: str) -> bool:
     """List an untracked ``name`` in ``.git/info/exclude``; True when it was added."""
-    from pytest_loopcontract.verifier.workspace import WorkspaceError, git
+    from pytest_loopcontract.workspace import WorkspaceError, git
 
     try:
         if git(root, "ls-files", "--", name).strip():
@@ -367,9 +367,9 @@ def run_cli_hook(event: str, root: Path | None, stdin_text: str) -> HookAnswer:
 
 def _answer(event: str, root: Path | None, stdin_text: str) -> HookAnswer:
     if root is None:
-        from pytest_loopcontract.cli.repo import repo_root
+        from pytest_loopcontract.workspace import find_repo
 
-        root = repo_root()
+        root = find_repo(Path.cwd())
     try:
         payload = json.loads(stdin_text or "{}")
     except ValueError:

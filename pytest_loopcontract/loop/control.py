@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_loopcontract.fsio import parse_utc
+from pytest_loopcontract.history.records import Instant
 from pytest_loopcontract.loop.budget import elapsed_seconds
-from pytest_loopcontract.loop.records import Instant
 
 __all__ = ["Gate", "barrier_summary", "describe_barrier", "turn_gate"]
 

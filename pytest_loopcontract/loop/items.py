@@ -19,12 +19,12 @@ from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.contract.scaffold import slugify
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import write_json_atomic
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import VerdictView
 from pytest_loopcontract.verifier.baseline import load_baseline
-from pytest_loopcontract.verifier.workspace import Pin, git, sha256_bytes
+from pytest_loopcontract.workspace import Pin, git, sha256_bytes
 
 __all__ = [
     "ItemError",

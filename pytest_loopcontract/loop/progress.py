@@ -1,33 +1,18 @@
 """Pure no-progress detection: is the agent going anywhere?
 
-The progress key of an iteration is the hash of its diff against the baseline together with
-the set of failing tests. The same key several times in a row means the agent's turns change
-nothing that matters; two keys alternating means it is undoing and redoing the same edit.
+The progress key of an iteration (:func:`pytest_loopcontract.history.records.progress_key`)
+is the hash of its diff against the baseline together with the set of failing tests. The same
+key several times in a row means the agent's turns change nothing that matters; two keys
+alternating means it is undoing and redoing the same edit.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from pytest_loopcontract.words import plural
 
-__all__ = ["diff_hash", "no_progress", "oscillating", "progress_key", "stalled"]
-
-EMPTY_DIFF_HASH = hashlib.sha256(b"").hexdigest()
-
-
-def diff_hash(diff_text: str) -> str:
-    return hashlib.sha256(diff_text.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def progress_key(diff_sha256: str, failing: Iterable[str]) -> str:
-    """Order-independent over the failing set; any change to code or to outcomes changes it."""
-    hasher = hashlib.sha256(diff_sha256.encode())
-    for nodeid in sorted(set(failing)):
-        hasher.update(b"\0" + nodeid.encode("utf-8", "surrogateescape"))
-    return hasher.hexdigest()[:32]
-
+__all__ = ["no_progress", "oscillating", "stalled"]
 
 def no_progress(keys: Sequence[str], window: int) -> bool:
     """The last ``window`` keys are identical (and there are at least that many)."""

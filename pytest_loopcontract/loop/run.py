@@ -19,13 +19,13 @@ from pytest_loopcontract.checkpoints import clearance
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import write_json_atomic
+from pytest_loopcontract.history import History
 from pytest_loopcontract.loop.budget import (
     Caps,
     now_instant,
     record_spend,
     spend_from_agent_output,
 )
-from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.lock import LoopLock
 from pytest_loopcontract.loop.prompt import build_prompt, substitute
 from pytest_loopcontract.loop.state import reduce

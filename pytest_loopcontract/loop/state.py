@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pytest_loopcontract.chain import ZERO_HASH
-from pytest_loopcontract.loop.records import TORN_EVENT, Record, paused_gc
+from pytest_loopcontract.history.records import TORN_EVENT, Record, paused_gc
 from pytest_loopcontract.verdict import EXIT_AWAIT_HUMAN, EXIT_MET
 
 __all__ = [

@@ -17,7 +17,7 @@ from typing import Any
 
 from pytest_loopcontract.chain import ZERO_HASH
 from pytest_loopcontract.fsio import write_bytes_atomic
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from pytest_loopcontract.loop.state import STATE_SCHEMA, reduce
 from pytest_loopcontract.statedir import StateDir
 

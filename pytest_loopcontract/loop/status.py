@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.history.records import Instant
 from pytest_loopcontract.loop.control import barrier_summary
-from pytest_loopcontract.loop.records import Instant
 
 __all__ = ["bar", "failing_gates", "render_status", "status_document"]
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.history.records import Instant
 from pytest_loopcontract.loop.budget import elapsed_seconds, start_instant, time_budget_exceeded
 from pytest_loopcontract.loop.progress import stalled
-from pytest_loopcontract.loop.records import Instant
 from pytest_loopcontract.verdict import (
     EXIT_AWAIT_HUMAN,
     EXIT_BASELINE,
@@ -22,7 +22,7 @@ from pytest_loopcontract.verdict import (
     EXIT_TAMPER,
     VerdictView,
 )
-from pytest_loopcontract.verifier.workspace import matches_any
+from pytest_loopcontract.workspace import matches_any
 
 __all__ = ["Stop", "post_turn_stop", "pre_turn_stop", "progress_line", "touched_stop_paths"]
 

@@ -9,7 +9,7 @@ a ``barrier_cleared`` record, so a loop resumed later sees the same thing.
 
 ``pause``, ``resume`` and ``clear`` are records as well (``paused``, ``unpaused``,
 ``cleared``, each with who asked): safe while a turn runs, they take effect between turns.
-Every record goes through :class:`~pytest_loopcontract.loop.history.History` (appended,
+Every record goes through :class:`~pytest_loopcontract.history.History` (appended,
 flushed, fsynced under its lock).
 """
 
@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.errors import CommandError
+from pytest_loopcontract.history import History
 from pytest_loopcontract.loop.budget import now_instant
 from pytest_loopcontract.loop.control import Gate, describe_barrier, turn_gate
-from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.processes import kill_group, spawn
 
 __all__ = [

@@ -17,7 +17,7 @@ from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import utc_now, write_json_atomic
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verdict import EXIT_BASELINE
+from pytest_loopcontract.verdict import EXIT_BASELINE, DodResult
 from pytest_loopcontract.verifier import gates, observe
 from pytest_loopcontract.verifier.baseline_messages import (
     broken_run_message,
@@ -44,7 +44,8 @@ from pytest_loopcontract.verifier.stability import outcome_changes, repeat_runs
 from pytest_loopcontract.verifier.suite_writes import stamp_tree, suite_writes
 from pytest_loopcontract.verifier.tamper.capabilities import baseline_settings
 from pytest_loopcontract.verifier.tamper.pins import protected_paths
-from pytest_loopcontract.verifier.workspace import (
+from pytest_loopcontract.words import plural
+from pytest_loopcontract.workspace import (
     DEFAULT_PROTECT,
     Pin,
     TreeEntry,
@@ -62,7 +63,6 @@ from pytest_loopcontract.verifier.workspace import (
     tree_of,
     write_pinned,
 )
-from pytest_loopcontract.words import plural
 
 if TYPE_CHECKING:
     from pytest_loopcontract.verifier.runner import PytestRun, RunSetup
@@ -332,7 +332,7 @@ def unstable_ids(first: Any, second: Any) -> list[dict[str, Any]]:
 
 def _check_mode_rule(
     contract: Contract,
-    dod: Sequence[gates.DodResult],
+    dod: Sequence[DodResult],
     outcomes: Mapping[str, str],
     collect_errors: Sequence[Mapping[str, str]] = (),
 ) -> None:

@@ -20,7 +20,7 @@ from pytest_loopcontract.verifier.baseline_format import (
     decode_sets,
     encode_sets,
 )
-from pytest_loopcontract.verifier.workspace import Pin, WorkspaceError
+from pytest_loopcontract.workspace import Pin, WorkspaceError
 
 __all__ = ["BaselineRecord", "included_pins", "load_baseline"]
 

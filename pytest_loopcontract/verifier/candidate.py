@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pytest_loopcontract.verifier.baseline import BaselineRecord
 from pytest_loopcontract.verifier.snapshot import snapshot_worktree
-from pytest_loopcontract.verifier.workspace import (
+from pytest_loopcontract.workspace import (
     TreeEntry,
     changed_paths,
     diff_text,

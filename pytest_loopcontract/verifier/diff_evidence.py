@@ -13,7 +13,7 @@ from typing import Any
 
 from pytest_loopcontract.checkpoints.model import Match
 from pytest_loopcontract.contract.model import Contract
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from pytest_loopcontract.verdict import Finding, Reason
 from pytest_loopcontract.verifier.baseline import BaselineRecord
 from pytest_loopcontract.verifier.candidate import Candidate

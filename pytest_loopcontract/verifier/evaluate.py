@@ -19,7 +19,14 @@ from pytest_loopcontract import hooks
 from pytest_loopcontract.contract.model import Contract, HardGate
 from pytest_loopcontract.idsets import pack_ids
 from pytest_loopcontract.processes import kill_group, read_tail, spawn
-from pytest_loopcontract.verdict import Finding, Reason, build_verdict, environment_info
+from pytest_loopcontract.verdict import (
+    DodResult,
+    Finding,
+    GateResult,
+    Reason,
+    build_verdict,
+    environment_info,
+)
 from pytest_loopcontract.verifier import gates
 from pytest_loopcontract.verifier.hidden import withhold_messages
 from pytest_loopcontract.verifier.results import RunResults
@@ -73,7 +80,7 @@ def run_command_gate(
     workdir: Path,
     env: Mapping[str, str] | None,
     confine: Callable[[list[str]], list[str]] | None = None,
-) -> gates.GateResult:
+) -> GateResult:
     """Run a ``command`` hard gate without a shell; output goes to a file, never a pipe.
 
     The command runs over the candidate's tree, so in an isolated run it is confined too."""
@@ -112,8 +119,8 @@ def outcomes_with_collect_errors(results: RunResults) -> dict[str, str]:
 
 
 def _blame_collection_errors(
-    dod: list[gates.DodResult], errored: Iterable[str]
-) -> list[gates.DodResult]:
+    dod: list[DodResult], errored: Iterable[str]
+) -> list[DodResult]:
     """A selector that matched nothing because its file failed to import is an error, not
     a missing test: the agent broke the import, it did not hide the test."""
     prefixes = [e for e in errored if e]
@@ -129,7 +136,7 @@ def _blame_collection_errors(
             )
             for n, o in item.tests
         )
-        fixed.append(gates.DodResult(item.id, item.text, item.status, tests))
+        fixed.append(DodResult(item.id, item.text, item.status, tests))
     return fixed
 
 
@@ -171,13 +178,13 @@ def evaluate(contract: Contract, results: RunResults, evidence: Evidence) -> dic
 
 def _hard_gates(
     contract: Contract,
-    dod: Sequence[gates.DodResult],
+    dod: Sequence[DodResult],
     outcomes: Mapping[str, str],
     evidence: Evidence,
-) -> list[gates.GateResult]:
+) -> list[GateResult]:
     """The contract's hard gates in their order; ``improve`` mode adds the empty-diff gate."""
     acceptance_ids = [n for item in dod for n, _ in item.tests]
-    hard: list[gates.GateResult] = []
+    hard: list[GateResult] = []
     for gate in contract.hard_gates:
         if gate.kind == "acceptance":
             hard.append(gates.evaluate_acceptance(gate.id, dod))
@@ -195,7 +202,7 @@ def _hard_gates(
             )
     if contract.mode == "improve" and evidence.empty_diff:
         hard.append(
-            gates.GateResult(
+            GateResult(
                 "empty-diff",
                 "empty_diff",
                 "fail",
@@ -267,10 +274,10 @@ def outside_import_errors(results: RunResults) -> list[Reason]:
     ]
 
 
-def _measure(contract: Contract, results: RunResults, evidence: Evidence) -> list[gates.GateResult]:
+def _measure(contract: Contract, results: RunResults, evidence: Evidence) -> list[GateResult]:
     """Measured gates; the sensors (and coverage.py) load only when a contract has some."""
     from pytest_loopcontract.verifier.sensors.protocol import SensorContext
-    from pytest_loopcontract.verifier.sensors.registry import observe
+    from pytest_loopcontract.verifier.sensors.registry import metric_sources, observe
 
     context = SensorContext(
         workdir=evidence.workdir,
@@ -281,7 +288,7 @@ def _measure(contract: Contract, results: RunResults, evidence: Evidence) -> lis
         env=evidence.command_env,
         confine=evidence.confine,
     )
-    sources = hooks.metric_sources()
+    sources = metric_sources()
     return [
         gates.evaluate_measured(gate, observe(gate, context, sources))
         for gate in contract.measured_gates

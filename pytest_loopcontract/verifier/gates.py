@@ -11,14 +11,12 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from types import MappingProxyType
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
+from pytest_loopcontract.verdict import DodResult, GateResult
 from pytest_loopcontract.words import plural
 
 __all__ = [
-    "DodResult",
-    "GateResult",
     "compare",
     "evaluate_acceptance",
     "evaluate_command",
@@ -61,26 +59,6 @@ class ObservationLike(Protocol):
     def status(self) -> str: ...
     @property
     def detail(self) -> str: ...
-
-
-class DodResult(NamedTuple):
-    id: str
-    text: str
-    status: str  # done | failed | no_tests
-    tests: tuple[tuple[str, str], ...]  # (nodeid, outcome)
-
-
-class GateResult(NamedTuple):
-    id: str
-    kind: str
-    status: str  # pass | fail | not_measurable | missing | error
-    message: str
-    details: Mapping[str, Any] = MappingProxyType({})  # read-only: one shared empty mapping
-
-    @property
-    def blocking(self) -> bool:
-        """A gate blocks unless it passed or had nothing to measure."""
-        return self.status not in ("pass", "not_measurable")
 
 
 @lru_cache(maxsize=1024)

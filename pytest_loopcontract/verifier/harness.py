@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.fsio import dumps_json, utc_now, write_bytes_atomic
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Reason
 
@@ -88,7 +88,7 @@ class HarnessChange:
 
 def _hooks_dir(root: Path) -> Path | None:
     """git's hooks folder (``core.hooksPath`` and worktrees honoured); None outside git."""
-    from pytest_loopcontract.verifier.workspace import WorkspaceError, git
+    from pytest_loopcontract.workspace import WorkspaceError, git
 
     try:
         out = git(root, "rev-parse", "--git-path", "hooks").decode().strip()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pytest_loopcontract.contract.hidden import HiddenTest
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.errors import ContractError
-from pytest_loopcontract.verifier.workspace import WorkspaceError, git, read_blobs, sha256_bytes
+from pytest_loopcontract.workspace import WorkspaceError, git, read_blobs, sha256_bytes
 
 if TYPE_CHECKING:
     from pytest_loopcontract.verifier.baseline import BaselineRecord

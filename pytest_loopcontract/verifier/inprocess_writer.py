@@ -32,7 +32,7 @@ from pytest_loopcontract.verifier.repo_evidence import (
     starting_point,
 )
 from pytest_loopcontract.verifier.results import RunResults
-from pytest_loopcontract.verifier.workspace import pinned_environment
+from pytest_loopcontract.workspace import pinned_environment
 
 __all__ = ["VerdictWriter"]
 

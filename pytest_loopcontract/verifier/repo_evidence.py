@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 from pytest_loopcontract.verdict import Finding
 from pytest_loopcontract.verifier.snapshot import PendingSnapshot, ThrowawayIndex
 from pytest_loopcontract.verifier.tamper.pins import pin_findings
-from pytest_loopcontract.verifier.workspace import (
+from pytest_loopcontract.workspace import (
     RepoHead,
     WorkspaceError,
     diff_text,

@@ -14,7 +14,7 @@ from pytest_loopcontract.verdict import Finding
 from pytest_loopcontract.verifier.baseline import BaselineRecord
 from pytest_loopcontract.verifier.bytecode import planted
 from pytest_loopcontract.verifier.hidden import real_folders
-from pytest_loopcontract.verifier.workspace import (
+from pytest_loopcontract.workspace import (
     TreeEntry,
     WorkspaceError,
     matches_any,

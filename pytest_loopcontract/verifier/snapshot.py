@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verifier.workspace import (
+from pytest_loopcontract.workspace import (
     StartedGit,
     TreeEntry,
     WorkspaceError,

@@ -29,7 +29,7 @@ from pytest_loopcontract.verdict import BASELINE_STALE, Reason, environment_info
 from pytest_loopcontract.verifier.baseline import BaselineRecord
 from pytest_loopcontract.verifier.candidate import Candidate
 from pytest_loopcontract.verifier.verdict_frame import error_verdict, run_timing
-from pytest_loopcontract.verifier.workspace import WorkspaceError, git
+from pytest_loopcontract.workspace import WorkspaceError, git
 
 __all__ = ["stale_baseline", "stale_verdict"]
 

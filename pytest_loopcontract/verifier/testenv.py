@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.verifier.workspace import WorkspaceError
+from pytest_loopcontract.workspace import WorkspaceError
 
 __all__ = [
     "TestEnv",

@@ -23,8 +23,8 @@ import pytest_loopcontract
 from pytest_loopcontract.checkpoints.model import Match
 from pytest_loopcontract.contract.model import Contract, parse_contract, parse_validated
 from pytest_loopcontract.fsio import utc_now, write_json_atomic
-from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.loop.progress import diff_hash, progress_key
+from pytest_loopcontract.history import History
+from pytest_loopcontract.history.records import diff_hash, progress_key
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason, VerdictView, pytest_version
 from pytest_loopcontract.verifier import observe
@@ -60,7 +60,7 @@ from pytest_loopcontract.verifier.tamper.checks import (
 from pytest_loopcontract.verifier.tamper.pins import crosscheck_findings, doctest_findings
 from pytest_loopcontract.verifier.tamper.twins import TwinPlan, judge_referee, plan_twins
 from pytest_loopcontract.verifier.testenv import require_same_environment
-from pytest_loopcontract.verifier.workspace import (
+from pytest_loopcontract.workspace import (
     WorkspaceError,
     export_tree,
     make_scratch,

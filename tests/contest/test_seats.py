@@ -459,9 +459,13 @@ def test_a_plugin_reclassifies_a_run(tmp_path: Path) -> None:
     assert (other.status, other.reason) == ("error", "exited 1")
 
 
-def test_the_builtin_reading_is_a_hook_implementation() -> None:
+def test_the_builtin_readings_are_hook_implementations_asked_after_plugins(
+    tmp_path: Path,
+) -> None:
+    run(seat_for(script(tmp_path, "seat.py", "print('hi')")), tmp_path)
     impls = hooks.plugin_manager().hook.loopcontract_seat_result.get_hookimpls()
-    assert "builtins" in [impl.plugin_name for impl in impls]
+    names = [impl.plugin_name for impl in impls if impl.trylast]
+    assert names == ["report-reading", "presets"]  # pluggy asks from the end: presets first
 
 
 def test_a_crashing_adapter_falls_back_to_the_builtin_reading(tmp_path: Path) -> None:

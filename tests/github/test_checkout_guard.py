@@ -20,7 +20,7 @@ from pytest_loopcontract.contract.model import parse_contract
 from pytest_loopcontract.github.checkout_guard import checkout_free_python, sandbox_enforced
 from pytest_loopcontract.github.verify_pr import verify_pull_request
 from pytest_loopcontract.verifier.sandbox import bwrap_problem
-from pytest_loopcontract.verifier.workspace import WorkspaceError
+from pytest_loopcontract.workspace import WorkspaceError
 from testing.contest_project import make_project
 from testing.github_field import GOOD, SLOW, seat_branch
 from testing.repos import GIT_ENV, git

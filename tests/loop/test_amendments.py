@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pytest_loopcontract.history import History
 from pytest_loopcontract.loop.amendments import without_item
-from pytest_loopcontract.loop.history import History
 from testing.loop_project import STATE, make_repo
 from testing.repos import run_cli
 

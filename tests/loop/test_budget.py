@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from pytest_loopcontract.history import History
+from pytest_loopcontract.history.records import Instant, Record
 from pytest_loopcontract.loop.budget import (
     Caps,
     Spend,
@@ -26,8 +28,6 @@ from pytest_loopcontract.loop.budget import (
     start_instant,
     time_budget_exceeded,
 )
-from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.loop.records import Instant, Record
 from pytest_loopcontract.loop.state import reduce
 
 PY = sys.executable
@@ -142,7 +142,7 @@ SPENDER = textwrap.dedent(
     """
     import os, random, sys, time
     from pytest_loopcontract.loop.budget import Spend, record_spend
-    from pytest_loopcontract.loop.history import History
+    from pytest_loopcontract.history import History
     state, seat, go, until = sys.argv[1:5]
     rng = random.Random(seat)
     print("ready", flush=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from testing.agent_clis import CLAUDE_CODE, require_cli
 from testing.hooks import break_interpreter, iteration_numbers, stop_records
 from testing.loop_project import STATE, make_repo

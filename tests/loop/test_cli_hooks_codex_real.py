@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from testing.agent_clis import codex_home
 from testing.hooks import break_interpreter, iteration_numbers, kinds, stop_records
 from testing.loop_project import STATE, make_repo

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_loopcontract.history import History
+from pytest_loopcontract.history.records import Instant
 from pytest_loopcontract.loop.control import barrier_summary, describe_barrier, turn_gate
-from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.loop.records import Instant
 from pytest_loopcontract.loop.state import reduce
 
 

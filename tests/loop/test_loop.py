@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.loop.records import Record
+from pytest_loopcontract.history import History
+from pytest_loopcontract.history.records import Record
 from testing.loop_project import STATE, fast_contract, make_repo, write_agent
 from testing.repos import ROOT, CLIResult, assert_valid_verdict, git, run_cli
 from testing.verifier_project import contract as mini_contract

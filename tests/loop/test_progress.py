@@ -5,14 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_loopcontract.loop.progress import (
-    EMPTY_DIFF_HASH,
-    diff_hash,
-    no_progress,
-    oscillating,
-    progress_key,
-    stalled,
-)
+from pytest_loopcontract.history.records import EMPTY_DIFF_HASH, diff_hash, progress_key
+from pytest_loopcontract.loop.progress import no_progress, oscillating, stalled
 
 
 def test_key_depends_on_diff_and_failing_set_not_order() -> None:

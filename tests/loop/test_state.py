@@ -19,9 +19,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_loopcontract.chain import ZERO_HASH
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
+from pytest_loopcontract.history.records import Record
 from pytest_loopcontract.loop.lock import LockHeld, LoopLock, lock_holder
-from pytest_loopcontract.loop.records import Record
 from pytest_loopcontract.loop.state import MAX_USD, PROGRESS_KEEP, initial_state, reduce
 from pytest_loopcontract.loop.state_file import load_state, save_state
 from pytest_loopcontract.statedir import StateDir

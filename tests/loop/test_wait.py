@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.loop.records import Record
+from pytest_loopcontract.history import History
+from pytest_loopcontract.history.records import Record
 from testing.loop_project import STATE, make_repo, write_agent
 from testing.repos import run_cli
 

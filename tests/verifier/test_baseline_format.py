@@ -21,7 +21,7 @@ from pytest_loopcontract.verdict_tests import failing_tests, verdict_outcomes, v
 from pytest_loopcontract.verifier.baseline import BaselineRecord, load_baseline
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate
 from pytest_loopcontract.verifier.results import RunResults, TestRecord
-from pytest_loopcontract.verifier.workspace import WorkspaceError
+from pytest_loopcontract.workspace import WorkspaceError
 from testing.large_suite import (
     ACCEPTANCE,
     baseline_record,

@@ -14,6 +14,7 @@ from pytest_loopcontract.verdict import (
     EXIT_NOT_MET,
     EXIT_TAMPER,
     Finding,
+    GateResult,
     Reason,
     decide,
 )
@@ -154,8 +155,8 @@ def test_measured_missing_data_never_passes() -> None:
 
 
 def test_decide_precedence() -> None:
-    ok = gates.GateResult("a", "acceptance", "pass", "")
-    bad = gates.GateResult("a", "acceptance", "fail", "nope")
+    ok = GateResult("a", "acceptance", "pass", "")
+    bad = GateResult("a", "acceptance", "fail", "nope")
     tamper = Finding("protected_path_modified", "x", "t.py")
     allowed = Finding("protected_path_modified", "x", "t.py", allowed=True)
     assert decide([ok], [], [], [])[:2] == ("pass", EXIT_MET)

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from pytest_loopcontract.verifier.harness import compare, harness_checkpoints
 from testing.hooks import STATE, checkpoint_ids, kinds, resolve
 from testing.repos import run_cli

@@ -26,7 +26,7 @@ from pytest_loopcontract.loop.prompt import build_prompt
 from pytest_loopcontract.verdict_tests import verdict_records
 from pytest_loopcontract.verifier.hidden import WITHHELD, HiddenFile, scrub_quotes
 from pytest_loopcontract.verifier.snapshot import snapshot_worktree
-from pytest_loopcontract.verifier.workspace import diff_text
+from pytest_loopcontract.workspace import diff_text
 from testing import reward_project
 from testing.repos import git, run_cli
 from testing.reward_project import CONTRACT, HONEST, baseline, reset, verify

@@ -14,7 +14,7 @@ import pytest
 
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import inprocess
-from pytest_loopcontract.verifier.workspace import WorkspaceError, find_repo, pinned_environment
+from pytest_loopcontract.workspace import WorkspaceError, find_repo, pinned_environment
 
 SHA = "a" * 64
 

@@ -13,7 +13,7 @@ from pytest_loopcontract.contest.seat_model import seats_from_contract
 from pytest_loopcontract.contract.model import load_contract
 from pytest_loopcontract.errors import CommandError
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verifier.workspace import resolve_commit
+from pytest_loopcontract.workspace import resolve_commit
 
 __all__ = ["probe"]
 

@@ -13,7 +13,7 @@ from pytest_loopcontract.contest.report.markdown import render_markdown
 from pytest_loopcontract.contest.report.terminal import render_terminal
 from pytest_loopcontract.contest.results import latest_result
 from pytest_loopcontract.fsio import write_text_atomic
-from pytest_loopcontract.verifier.workspace import WorkspaceError, diff_text
+from pytest_loopcontract.workspace import WorkspaceError, diff_text
 
 __all__ = ["report"]
 

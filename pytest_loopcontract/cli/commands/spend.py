@@ -7,8 +7,8 @@ from pathlib import Path
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import adopted_contract, loop_history, repo_root
 from pytest_loopcontract.errors import CommandError
+from pytest_loopcontract.history import History
 from pytest_loopcontract.loop.budget import Caps, parse_spend, record_spend
-from pytest_loopcontract.loop.history import History
 from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.statedir import StateDir
 

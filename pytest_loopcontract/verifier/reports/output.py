@@ -16,8 +16,8 @@ from typing import Any
 from pytest_loopcontract.checkpoints.clearance import RAISED
 from pytest_loopcontract.errors import CommandError
 from pytest_loopcontract.fsio import dumps_json, write_bytes_atomic
-from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.loop.records import Record
+from pytest_loopcontract.history import History
+from pytest_loopcontract.history.records import Record
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import VerdictView
 from pytest_loopcontract.verifier.reports.junit import junit_xml

@@ -6,9 +6,11 @@ the verdict must still be written and must say which gate broke.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
+from typing import Any
 
+from pytest_loopcontract import hooks, hookspecs
 from pytest_loopcontract.contract.model import MeasuredGate
 from pytest_loopcontract.verifier.sensors.benchmark import benchmark_source
 from pytest_loopcontract.verifier.sensors.command import sensor_command
@@ -22,7 +24,7 @@ from pytest_loopcontract.verifier.sensors.protocol import (
 )
 from pytest_loopcontract.verifier.sensors.recorded import recorded_metric
 
-__all__ = ["BUILTIN_SOURCES", "observe"]
+__all__ = ["BUILTIN_SOURCES", "metric_sources", "observe"]
 
 
 def observe(
@@ -86,3 +88,21 @@ BUILTIN_SOURCES: Mapping[str, MetricSource] = MappingProxyType(
     }
 )
 """Metric prefix -> source. Read-only: plugins extend a copy and pass it to :func:`observe`."""
+
+
+class _BuiltinSources:
+    """The built-in metric sources, offered through the public hook like any plugin's."""
+
+    @hookspecs.hookimpl(trylast=True)
+    def loopcontract_metric_sources(self) -> Mapping[str, Callable[..., Any]]:
+        return BUILTIN_SOURCES
+
+
+def metric_sources() -> dict[str, Callable[..., Any]]:
+    """Every source by prefix. Pluggy calls the built-ins (``trylast``) last, so they come
+    first here, reversed, and a plugin's prefix replaces a built-in one."""
+    pm = hooks.with_builtin(_BuiltinSources(), "sensors")
+    merged: dict[str, Callable[..., Any]] = {}
+    for mapping in reversed(pm.hook.loopcontract_metric_sources()):
+        merged.update(mapping)
+    return merged

@@ -41,7 +41,7 @@ from pytest_loopcontract.verifier.tamper.rules import (
     new_hits,
     scan_source,
 )
-from pytest_loopcontract.verifier.workspace import (
+from pytest_loopcontract.workspace import (
     TreeEntry,
     list_tree,
     matches_any,

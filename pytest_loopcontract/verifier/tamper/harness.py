@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pytest_loopcontract.verdict import Finding
-from pytest_loopcontract.verifier.workspace import matches_any
+from pytest_loopcontract.workspace import matches_any
 
 __all__ = ["HARNESS_PATTERNS", "HarnessPattern", "harness_findings"]
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pytest_loopcontract.verdict import Finding
 from pytest_loopcontract.verifier.results import RunResults
-from pytest_loopcontract.verifier.workspace import Pin, TreeEntry, matches_any
+from pytest_loopcontract.workspace import Pin, TreeEntry, matches_any
 
 __all__ = [
     "boundary_findings",

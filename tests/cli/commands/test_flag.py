@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_loopcontract.contest.seat_model import apply_report, read_report
-from pytest_loopcontract.loop.history import History
+from pytest_loopcontract.history import History
 from testing.loop_project import STATE, make_repo, write_agent
 from testing.repos import run_cli
 

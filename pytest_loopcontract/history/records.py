@@ -1,6 +1,6 @@
 """The history's records, and how a history file's bytes become them. Pure: no I/O.
 
-Why apart from :mod:`pytest_loopcontract.loop.history` (which reads and appends the file):
+Why apart from :mod:`pytest_loopcontract.history` (which reads and appends the file):
 the reducer, the budget and the status page fold records without touching a file, and the
 parse is the hot path of a rebuild (100,000 lines), tuned on its own. A line links to the one
 before it by :mod:`pytest_loopcontract.chain`; :func:`scan` names every link that does not
@@ -14,7 +14,7 @@ import gc
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, cast
 
@@ -23,6 +23,7 @@ from pytest_loopcontract.chain import ZERO_HASH
 from pytest_loopcontract.fsio import parse_utc, refuse_constant
 
 __all__ = [
+    "EMPTY_DIFF_HASH",
     "TORN_EVENT",
     "ChainBreak",
     "ClockJump",
@@ -30,12 +31,29 @@ __all__ = [
     "Instant",
     "Record",
     "TornLine",
+    "diff_hash",
     "parse_line",
     "paused_gc",
+    "progress_key",
     "scan",
 ]
 
 TORN_EVENT = "torn_set_aside"
+
+# The progress key: what the loop's no-progress detection compares between iterations.
+EMPTY_DIFF_HASH = hashlib.sha256(b"").hexdigest()
+
+
+def diff_hash(diff_text: str) -> str:
+    return hashlib.sha256(diff_text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def progress_key(diff_sha256: str, failing: Iterable[str]) -> str:
+    """Order-independent over the failing set; any change to code or to outcomes changes it."""
+    hasher = hashlib.sha256(diff_sha256.encode())
+    for nodeid in sorted(set(failing)):
+        hasher.update(b"\0" + nodeid.encode("utf-8", "surrogateescape"))
+    return hasher.hexdigest()[:32]
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_loopcontract.chain import ZERO_HASH, digest
-from pytest_loopcontract.loop.history import History
-from pytest_loopcontract.loop.records import TORN_EVENT, parse_line, scan
+from pytest_loopcontract.history import History
+from pytest_loopcontract.history.records import TORN_EVENT, parse_line, scan
 from pytest_loopcontract.statedir import StateDir
 
 PY = sys.executable
@@ -266,7 +266,7 @@ def test_the_tail_reader_agrees_with_the_full_scan(
 ) -> None:
     """Appending reads only the end of the file; it must reach the same answer as reading all
     of it, whatever junk sits there, and whatever the read-back chunk size."""
-    import pytest_loopcontract.loop.history as module
+    import pytest_loopcontract.history as module
 
     monkeypatch.setattr(module, "_TAIL_CHUNK", chunk)
     state = tmp_path_factory.mktemp("t")
@@ -467,7 +467,7 @@ def test_threads_interleave_whole_records(tmp_path: Path) -> None:
 WRITER = textwrap.dedent(
     """
     import sys
-    from pytest_loopcontract.loop.history import History
+    from pytest_loopcontract.history import History
     history = History(sys.argv[1], fsync=sys.argv[3] == "1")
     print("ready", flush=True)
     n = int(sys.argv[2])

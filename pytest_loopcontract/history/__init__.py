@@ -44,7 +44,7 @@ from typing import Any
 from pytest_loopcontract import chain
 from pytest_loopcontract.chain import ZERO_HASH
 from pytest_loopcontract.fsio import fsync_dir, pread_all, utc_stamp, write_all
-from pytest_loopcontract.loop.records import (
+from pytest_loopcontract.history.records import (
     DECODER,
     TORN_EVENT,
     ChainBreak,

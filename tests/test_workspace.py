@@ -14,7 +14,7 @@ from pytest_loopcontract.verifier.snapshot import (
     ThrowawayIndex,
     snapshot_worktree,
 )
-from pytest_loopcontract.verifier.workspace import (
+from pytest_loopcontract.workspace import (
     WorkspaceError,
     find_repo,
     is_dirty,
