@@ -13,7 +13,8 @@ metric.calls), flag (a correct fix, and a report that flags the task as impossib
 Judge behaviours (``judge.py BEHAVIOUR PACKET_FILE``): fair (scores from the gates), fair-paid
 (fair, and reports 7 tokens and $0.01), prose
 (never JSON), prose-once (prose, then valid on the repair request), wild (scores of 11 and -1
-for some cells, an unknown label), low (scores everything 1).
+for some cells, an unknown label), low (scores everything 1), prefers-sum (fair, and 9 rather
+than 8 for a diff that adds with ``sum``: distinct scores, so no tie-break decides).
 """
 
 from __future__ import annotations
@@ -117,6 +118,8 @@ for i, cand in enumerate(packet["candidates"]):
     ok = all(g["status"] == "pass" for g in cand["gates"]["hard"] + cand["gates"]["measured"])
     for row in packet["rows"]:
         score = 8 if ok else 3
+        if behaviour == "prefers-sum" and ok and "sum((a, b))" in cand["diff"]:
+            score = 9
         if behaviour == "low":
             score = 1
         if behaviour == "wild" and i == 0 and row == "evidence":

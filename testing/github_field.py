@@ -12,7 +12,8 @@ import pytest
 
 from pytest_loopcontract.contract.model import load_contract
 from pytest_loopcontract.github.client import make_github
-from pytest_loopcontract.github.publish import DATA_BRANCH, publish
+from pytest_loopcontract.github.contest_state import DATA_BRANCH
+from pytest_loopcontract.github.publish import publish
 from pytest_loopcontract.github.trust import DEFAULT_VERIFY_WORKFLOW, VerifyRun
 from pytest_loopcontract.github.verify_pr import verify_pull_request
 from testing.contest_project import make_project

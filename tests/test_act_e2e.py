@@ -56,7 +56,7 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
+from pytest_loopcontract.github.contest_state import DATA_BRANCH, state_path
 from testing.act_attacks import ATTACKS, EXECUTABLE, FORGE, FORGED, SLOW, forging_workflow
 from testing.act_runner import find_act, python_bin, store_artifacts, wheelhouse
 from testing.contest_project import make_project

@@ -1,86 +1,93 @@
-"""The judging phase of a local contest: the panel scores the survivors, the matrix and the
-bracket decide, the ledger records every step.
+"""The judging phase of a local contest, around the engine (:mod:`.engine`): the ledger
+records every step.
 
-Why here: this is the I/O around the pure scoring (:mod:`.scoring`, shared with the GitHub
-Action). The judges see scrubbed diffs under shuffled labels and never their own family's
-work (:mod:`.panel`); a discarded reply is a ledger event, never silent; a dissent that cites
-a test re-runs that candidate's gates once before the matrix is scored again; each judge's
-mean per candidate becomes a ``score`` row, so the ledger can later weigh a family's
-agreement with the panel.
+The judges see scrubbed diffs under shuffled labels and never their own family's work
+(:mod:`.panel`); a discarded reply is a ledger event, never silent; a dissent that cites a
+test re-runs that candidate's gates once (:func:`.screening.screen`); each judge's mean per
+candidate becomes a ``score`` row, from which the ledger later weighs a family's agreement
+with the panel (the calibration the next run's matrix uses).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
 from typing import Any
 
+from pytest_loopcontract.contest.engine import Contestant, Decision, Panel, decide
 from pytest_loopcontract.contest.judging import JudgeOutcome
-from pytest_loopcontract.contest.matrix_model import Cell, MatrixResult
-from pytest_loopcontract.contest.packets import CandidateView
-from pytest_loopcontract.contest.panel import (
-    convene,
-    matrix_document,
-    task_of,
-)
+from pytest_loopcontract.contest.matrix_model import MatrixResult
 from pytest_loopcontract.contest.run_state import Candidate, RunState
-from pytest_loopcontract.contest.scoring import Contender, Scoring, judge_contenders, score_cells
+from pytest_loopcontract.contest.scoring import Scoring
 from pytest_loopcontract.contest.screening import screen
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun
-from pytest_loopcontract.contest.standing import gate_summary
 from pytest_loopcontract.words import plural
 from pytest_loopcontract.workspace import diff_text
 
-__all__ = ["Judgement", "adjudicate"]
+__all__ = ["adjudicate"]
 
 
-@dataclass(frozen=True)
-class Judgement:
-    """The judging phase's outcome: the result's ``matrix`` block, the scoring, and whether
-    any candidate was scored by fewer than two families (a degraded panel)."""
-
-    matrix: dict[str, Any]
-    scoring: Scoring
-    degraded: bool
-
-
-def adjudicate(state: RunState, survivors: Sequence[Candidate]) -> Judgement:
-    """Judge the survivors, score them, run the bracket, and move every candidate to its stage."""
-    outcomes = _convene(state, survivors)
-    cells = [cell for o in outcomes for cell in o.cells]
-    judges = {s.family for s in state.seats if s.judge}
-    calibration = {family: state.ledger.family_agreement(family) for family in sorted(judges)}
-    matrix = score_cells(cells, _contenders(survivors), state.settings, calibration=calibration)
-    if matrix.rerun_gates:
-        matrix = _rerun_dissents(state, survivors, cells, calibration, matrix)
-    still = [c for c in survivors if c.stage == "passed"]
-    scoring = judge_contenders(
-        _contenders(still),
-        matrix,
-        cut=state.contract.bracket.get("cut", 2),
-        final=int(state.contract.bracket.get("final", 2)),
+def adjudicate(state: RunState, survivors: Sequence[Candidate]) -> Decision:
+    """Decide among the survivors (a lone one wins outright), record it, and move every
+    candidate to its stage."""
+    if len(survivors) > 1:
+        state.progress.phase("judging")
+        for judge in state.seats:
+            if judge.judge:
+                state.progress.seat(judge.name, "judging")
+    decision = decide(
+        state.contract,
+        state.run_id,
+        [_contestant(state, c) for c in survivors],
+        _panel(state),
+        rerun=lambda names: _rerun(state, names),
     )
-    _record_escalations(state, scoring, matrix)
-    _apply(state, scoring)
-    _record_scores(state, outcomes)
-    state.event("bracket", rounds=scoring.bracket["rounds"], proposed_winner=scoring.winner)
-    return Judgement(
-        matrix=matrix_document(matrix, outcomes, cells, state.settings),
-        scoring=scoring,
-        degraded=any(score.degraded for score in matrix.candidates.values()),
+    if decision.scoring is None:
+        return decision
+    for outcome in decision.outcomes:
+        _judged(state, outcome)
+    _record_escalations(state, decision.scoring, decision.scored)
+    _apply(state, decision.scoring)
+    _record_scores(state, decision.outcomes)
+    if decision.matrix is not None:
+        bracket = decision.scoring.bracket
+        state.event("bracket", rounds=bracket["rounds"], proposed_winner=decision.winner)
+    return decision
+
+
+def _contestant(state: RunState, cand: Candidate) -> Contestant:
+    return Contestant(
+        seat=cand.seat.name,
+        family=cand.seat.family,
+        diff=diff_text(state.root, state.baseline.tree, cand.tree or "", context=3),
+        verdict=cand.verdict or {},
+        tokens=cand.run.tokens if cand.run else None,
+        seconds=cand.run.seconds if cand.run else None,
     )
 
 
-def _contenders(cands: Sequence[Candidate]) -> list[Contender]:
-    return [
-        Contender(
-            seat=c.seat.name,
-            family=c.seat.family,
-            tokens=c.run.tokens if c.run else None,
-            seconds=c.run.seconds if c.run else None,
-        )
-        for c in cands
-    ]
+def _panel(state: RunState) -> Panel:
+    judges = [s for s in state.seats if s.judge]
+
+    def dispatched(judge: Seat, run: SeatRun, attempt: int) -> None:
+        state.dispatched("judge", attempt, judge, run)
+
+    families = sorted({judge.family for judge in judges})
+    return Panel(
+        judges=judges,
+        identities=_identities(state),
+        folder=state.run_dir / "judges",
+        parallel=state.parallel,
+        on_run=dispatched,
+        calibration={family: state.ledger.family_agreement(family) for family in families},
+    )
+
+
+def _rerun(state: RunState, names: Sequence[str]) -> Collection[str]:
+    """A dissent that cites a test re-runs that candidate's gates once."""
+    for name in names:
+        state.event("dissent_rerun", target=name)
+        screen(state, [state.candidates[name]], tag="-rerun")
+    return {name for name in names if state.candidates[name].stage == "passed"}
 
 
 def _identities(state: RunState) -> list[str]:
@@ -95,40 +102,6 @@ def _identities(state: RunState) -> list[str]:
         if cand.commit:
             names.append(cand.commit)
     return names
-
-
-def _convene(state: RunState, survivors: Sequence[Candidate]) -> list[JudgeOutcome]:
-    views = [
-        CandidateView(
-            seat=c.seat.name,
-            family=c.seat.family,
-            diff=diff_text(state.root, state.baseline.tree, c.tree or "", context=3),
-            gates=gate_summary(c.verdict or {}),
-            tests=dict((c.verdict or {}).get("summary") or {}),
-        )
-        for c in survivors
-    ]
-    judges = [s for s in state.seats if s.judge]
-    for judge in judges:
-        state.progress.seat(judge.name, "judging")
-
-    def dispatched(judge: Seat, run: SeatRun, attempt: int) -> None:
-        state.dispatched("judge", attempt, judge, run)
-
-    outcomes = convene(
-        run_id=state.run_id,
-        task=task_of(state.contract),
-        views=views,
-        judges=judges,
-        identities=_identities(state),
-        rows=state.settings.rows,
-        folder=state.run_dir / "judges",
-        parallel=state.parallel,
-        on_run=dispatched,
-    )
-    for outcome in outcomes:
-        _judged(state, outcome)
-    return outcomes
 
 
 def _judged(state: RunState, outcome: JudgeOutcome) -> None:
@@ -146,35 +119,13 @@ def _judged(state: RunState, outcome: JudgeOutcome) -> None:
     )
 
 
-def _rerun_dissents(
-    state: RunState,
-    survivors: Sequence[Candidate],
-    cells: list[Cell],
-    calibration: Mapping[str, Any],
-    matrix: MatrixResult,
-) -> MatrixResult:
-    """A dissent that cites a test re-runs that candidate's gates once, then re-scores."""
-    for name in matrix.rerun_gates:
-        state.event("dissent_rerun", target=name)
-        screen(state, [state.candidates[name]], tag="-rerun")
-    still = [c for c in survivors if c.stage == "passed"]
-    names = {c.seat.name for c in still}
-    return score_cells(
-        [cell for cell in cells if cell.candidate in names],
-        _contenders(still),
-        state.settings,
-        calibration=calibration,
-        rerun_done=matrix.rerun_gates,
-    )
-
-
-def _record_escalations(state: RunState, scoring: Scoring, matrix: MatrixResult) -> None:
+def _record_escalations(state: RunState, scoring: Scoring, scored: MatrixResult | None) -> None:
     for esc in scoring.escalations:
-        if esc.code.startswith("spread"):
+        if esc.code.startswith("spread") and scored is not None:
             state.event(
                 "spread_over_threshold",
                 target=esc.seat,
-                spread=matrix.candidates[esc.seat].spread,
+                spread=scored.candidates[esc.seat].spread,
                 threshold=state.settings.spread_threshold,
             )
         doc = esc.document()

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 from pytest_loopcontract import __version__
 from pytest_loopcontract.contest import certificate
 from pytest_loopcontract.contest.adjudication import adjudicate
+from pytest_loopcontract.contest.engine import Decision
 from pytest_loopcontract.contest.errors import ContestError
 from pytest_loopcontract.contest.generation import generate
 from pytest_loopcontract.contest.ledger import Ledger
@@ -38,9 +38,9 @@ from pytest_loopcontract.contest.probe import ProbeError, probe_seat
 from pytest_loopcontract.contest.progress import RunProgress
 from pytest_loopcontract.contest.results import save_result
 from pytest_loopcontract.contest.routes import RouteTable
-from pytest_loopcontract.contest.run_document import Outcome, result_document
+from pytest_loopcontract.contest.run_document import result_document
 from pytest_loopcontract.contest.run_state import Candidate, RunState, retry_log
-from pytest_loopcontract.contest.scoring import run_status, sole_survivor
+from pytest_loopcontract.contest.scoring import run_status
 from pytest_loopcontract.contest.screening import screen
 from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
 from pytest_loopcontract.contract.model import Contract, working_copy
@@ -189,25 +189,27 @@ class _Run:
         stopped = self._attempts(order)
         attempts = max(c.attempt for c in state.candidates.values())
         first_failing = self._write_lessons()
-        decided, degraded = self._decide(stopped)
+        decision, status = self._decide(stopped)
         if first_failing:
             # The panel's verdict is what makes a demotion fair; a degraded panel only holds it.
-            self.routes.demote(self.domain, first_failing, run_id=state.run_id, held=degraded)
-            state.event("route_demoted", seat=first_failing, domain=self.domain, held=degraded)
-        self._record_decision(decided)
+            held = decision.degraded
+            self.routes.demote(self.domain, first_failing, run_id=state.run_id, held=held)
+            state.event("route_demoted", seat=first_failing, domain=self.domain, held=held)
+        self._record_decision(decision.winner, status)
         # The certificate signs the ledger's head, so it comes after the decision's rows.
-        token = self._certify(decided.winner) if decided.winner else None
-        outcome = replace(decided, certificate=token)
+        token = self._certify(decision.winner) if decision.winner else None
         result = result_document(
             state,
-            outcome,
+            decision,
             started=self.started,
             attempts=attempts,
             lessons=self.lessons,
             base_branch=self.base_branch,
+            stopped=status == "stopped",
+            certificate=token,
         )
         save_result(state.run_dir, result)
-        state.progress.finish(outcome.status)
+        state.progress.finish(result["status"])
         return result
 
     def _probe(self) -> None:
@@ -276,45 +278,33 @@ class _Run:
                 )
         return None
 
-    def _decide(self, stopped: str | None) -> tuple[Outcome, bool]:
-        """Who wins, if anyone: a lone survivor outright, several by the judges and the
-        bracket. Returns the outcome (no certificate yet) and whether the panel was degraded."""
+    def _decide(self, stopped: str | None) -> tuple[Decision, str]:
+        """Who wins, if anyone (:func:`.adjudication.adjudicate`), and the run's status."""
         state = self.state
         survivors = [c for c in state.candidates.values() if c.stage == "passed"]
         if not stopped and len(survivors) > 1:
             stopped = self._over_budget()
         if stopped:
             state.escalations.append({"code": "stopped", "message": stopped})
-            return Outcome("stopped", None, None, None, None), False
-        matrix: dict[str, Any] | None = None
-        degraded = False
-        if len(survivors) == 1:
-            scoring = sole_survivor(survivors[0].seat.name)
-            survivors[0].stage = "winner"
-        elif survivors:
-            state.progress.phase("judging")
-            judgement = adjudicate(state, survivors)
-            scoring, matrix, degraded = judgement.scoring, judgement.matrix, judgement.degraded
-        else:
-            return Outcome(run_status(None, state.escalations), None, None, None, None), False
-        status = run_status(scoring.winner, state.escalations)
-        return Outcome(status, matrix, scoring.bracket, scoring.winner, None), degraded
+            return Decision(None), "stopped"
+        decision = adjudicate(state, survivors)
+        return decision, run_status(decision.winner, state.escalations)
 
-    def _record_decision(self, outcome: Outcome) -> None:
+    def _record_decision(self, winner: str | None, status: str) -> None:
         """The decision and the end of the run, as ledger rows."""
-        state, winner = self.state, outcome.winner
+        state = self.state
         outcomes = {
             name: ("pass" if c.stage in ("winner",) else "fail")
             for name, c in state.candidates.items()
         }
         state.append(
             "decision",
-            {"winner": winner, "outcomes": outcomes, "by": "bracket", "status": outcome.status},
+            {"winner": winner, "outcomes": outcomes, "by": "bracket", "status": status},
             seat=winner,
             family=state.candidates[winner].seat.family if winner else None,
         )
         finished = (
-            "winner" if winner else ("stopped" if outcome.status == "stopped" else "no_winner")
+            "winner" if winner else ("stopped" if status == "stopped" else "no_winner")
         )
         state.append("run_finished", {"status": finished, "winner": winner})
 

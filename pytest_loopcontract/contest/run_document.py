@@ -1,81 +1,62 @@
-"""The result document of a local contest run, built from its state.
-
-Why a module of its own: the document is the run's one output that every report, the human
-gate and any later re-render read, so its shape (``schemas/contest_result.schema.json``) is
-built in one place from the run's state, with the parts a GitHub run shares coming from
-:mod:`.results`. Pure: no I/O beyond reading the ledger's head.
-"""
+"""The result document of a local contest run, framed from its state for the engine's
+:func:`.engine.result_document` (the one builder, shared with the GitHub Action)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from pytest_loopcontract.contest.engine import Decision, ResultFrame
+from pytest_loopcontract.contest.engine import result_document as build_result
 from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.panel import lesson_document
-from pytest_loopcontract.contest.results import (
-    RESULT_SCHEMA_VERSION,
-    contract_document,
-    empty_gates,
-)
+from pytest_loopcontract.contest.results import empty_gates
 from pytest_loopcontract.contest.run_state import Candidate, RunState
 from pytest_loopcontract.contest.seat_model import Seat
 from pytest_loopcontract.contest.standing import gate_summary
 from pytest_loopcontract.fsio import utc_now
 
-__all__ = ["Outcome", "candidate_document", "result_document"]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How the run ended: what the result document records beyond the candidates."""
-
-    status: str
-    matrix: dict[str, Any] | None
-    bracket: dict[str, Any] | None
-    winner: str | None
-    certificate: str | None
+__all__ = ["candidate_document", "result_document"]
 
 
 def result_document(
     state: RunState,
-    outcome: Outcome,
+    decision: Decision,
     *,
     started: str,
     attempts: int,
     lessons: Sequence[Lesson],
     base_branch: str | None,
+    stopped: bool = False,
+    certificate: str | None = None,
 ) -> dict[str, Any]:
     """The run's ``result.json``."""
     seq, head = state.ledger.head()
-    return {
-        "schema_version": RESULT_SCHEMA_VERSION,
-        "run_id": state.run_id,
-        "contract": contract_document(state.contract, state.baseline.contract_path),
-        "started": started,
-        "finished": utc_now(),
-        "status": outcome.status,
-        "attempts": attempts,
-        "seats": [seat_document(state, seat) for seat in state.seats],
-        "candidates": [candidate_document(c) for c in state.candidates.values()],
-        "matrix": outcome.matrix,
-        "bracket": outcome.bracket,
-        "winner": outcome.winner,
-        "escalations": state.escalations,
-        "lessons": [
-            lesson_document(lesson) for lesson in {lesson.id: lesson for lesson in lessons}.values()
-        ],
-        "decision": None,
-        "certificate": outcome.certificate,
-        "ledger": {
+    frame = ResultFrame(
+        run_id=state.run_id,
+        contract_path=state.baseline.contract_path,
+        started=started,
+        finished=utc_now(),
+        attempts=attempts,
+        seats=[seat_document(state, seat) for seat in state.seats],
+        candidates=[candidate_document(c) for c in state.candidates.values()],
+        ledger={
             "path": str(state.paths.ledger.relative_to(state.root)),
             "head_seq": seq,
             "head": head,
         },
-        "spend": state.ledger.totals_payload(state.run_id, upto_seq=seq),
-        "base": {"commit": state.baseline.commit, "branch": base_branch},
-    }
+        escalations=state.escalations,
+        lessons=[
+            lesson_document(lesson) for lesson in {lesson.id: lesson for lesson in lessons}.values()
+        ],
+        status="stopped" if stopped else None,
+        certificate=certificate,
+        extra={
+            "spend": state.ledger.totals_payload(state.run_id, upto_seq=seq),
+            "base": {"commit": state.baseline.commit, "branch": base_branch},
+        },
+    )
+    return build_result(state.contract, decision, frame)
 
 
 def seat_document(state: RunState, seat: Seat) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from pytest_loopcontract.contract.hidden import HiddenTest, parse_hidden
 from pytest_loopcontract.errors import ContractError
@@ -20,6 +20,7 @@ from pytest_loopcontract.workspace import matches_any
 __all__ = [
     "DEFAULT_CONTRACT_NAME",
     "Boundaries",
+    "BracketSettings",
     "Budget",
     "Contract",
     "DodItem",
@@ -129,6 +130,14 @@ class PushSettings(NamedTuple):
     gates: str = "protected"  # protected | always
 
 
+class BracketSettings(NamedTuple):
+    """``bracket:``: how many candidates each round cuts (a number, or ``"halve"``) and how
+    many reach the final."""
+
+    cut: int | Literal["halve"] = 2
+    final: int = 2
+
+
 class Budget(NamedTuple):
     iterations: int | None = None
     minutes: float | None = None
@@ -171,7 +180,7 @@ class Contract(NamedTuple):
     pytest: PytestSettings = PytestSettings()
     tamper: TamperSettings = TamperSettings()
     judged: Mapping[str, Any] = _EMPTY
-    bracket: Mapping[str, Any] = _EMPTY
+    bracket: BracketSettings = BracketSettings()
     contest: Mapping[str, Any] = _EMPTY
     seats: tuple[Mapping[str, Any], ...] = ()
     github: Mapping[str, Any] = _EMPTY
@@ -266,6 +275,16 @@ def _push(raw: Mapping[str, Any]) -> PushSettings:
     )
 
 
+def _bracket(raw: Mapping[str, Any]) -> BracketSettings:
+    """The schema allows a whole number of 1 or more, or ``"halve"``."""
+    default = BracketSettings()
+    cut = raw.get("cut", default.cut)
+    return BracketSettings(
+        cut="halve" if cut == "halve" else int(cut),
+        final=int(raw.get("final", default.final)),
+    )
+
+
 def build_validated(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract:
     """The typed contract from a document that passed the schema (now or at baseline), one
     section at a time."""
@@ -290,7 +309,7 @@ def build_validated(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract
         pytest=_pytest_settings(doc.get("pytest") or {}),
         tamper=_tamper(doc.get("tamper") or {}),
         judged=dict(doc.get("judged") or {}),
-        bracket=dict(doc.get("bracket") or {}),
+        bracket=_bracket(doc.get("bracket") or {}),
         contest=dict(doc.get("contest") or {}),
         seats=tuple(dict(s) for s in doc.get("seats") or ()),
         github=dict(doc.get("github") or {}),

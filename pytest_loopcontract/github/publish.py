@@ -46,28 +46,22 @@ from typing import Any
 from github.GithubException import GithubException
 from github.Repository import Repository
 
+from pytest_loopcontract.contest.engine import (
+    Contestant,
+    Panel,
+    ResultFrame,
+    decide,
+    result_document,
+)
 from pytest_loopcontract.contest.lessons.learn import lesson_from_verdict
 from pytest_loopcontract.contest.lessons.model import Lesson
-from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.panel import (
-    PanelSettings,
-    convene,
     lesson_document,
     lesson_scope,
-    matrix_document,
-    task_of,
 )
 from pytest_loopcontract.contest.report.markdown import render_markdown
 from pytest_loopcontract.contest.report.markup import escape_markdown_inline
-from pytest_loopcontract.contest.results import contract_document, empty_gates
-from pytest_loopcontract.contest.scoring import (
-    Contender,
-    Scoring,
-    judge_contenders,
-    run_status,
-    score_cells,
-    sole_survivor,
-)
+from pytest_loopcontract.contest.results import empty_gates
 from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
 from pytest_loopcontract.contest.seats import runner_folders, seat_box
 from pytest_loopcontract.contest.standing import gate_stage, gate_summary
@@ -77,7 +71,6 @@ from pytest_loopcontract.github.checks import plan_check_run, post_check_run
 from pytest_loopcontract.github.comments import upsert_sticky_comment
 from pytest_loopcontract.github.contest_state import (
     DATA_BRANCH,
-    read_state,
     read_trusted_state,
     state_path,
     write_state,
@@ -90,17 +83,7 @@ from pytest_loopcontract.github.verification import Verification, collect_verifi
 from pytest_loopcontract.github.verify_dispatch import reverify_missing
 from pytest_loopcontract.verifier.sandbox import Confinement
 
-__all__ = [
-    "DATA_BRANCH",
-    "PENDING_DESCRIPTION",
-    "PublishOutcome",
-    "comment_body",
-    "publish",
-    "read_state",
-    "refusal_body",
-    "state_path",
-    "write_state",
-]
+__all__ = ["PENDING_DESCRIPTION", "PublishOutcome", "comment_body", "publish", "refusal_body"]
 
 log = logging.getLogger("loopcontract.github")
 
@@ -376,94 +359,46 @@ def _score(
     bot_login: str,
     repo_name: str,
 ) -> dict[str, Any]:
+    """The engine's decision over the pull requests that passed their gates, as a result."""
     survivors = [e for e in entries if e["doc"]["stage"] == "passed"]
-    matrix_doc: dict[str, Any] | None = None
-    scoring: Scoring | None = None
-    if len(survivors) == 1:
-        scoring = sole_survivor(survivors[0]["doc"]["seat"])
-    elif survivors:
-        identities = [bot_login, repo_name]
-        for e in entries:
-            cand: CandidatePR = e["pr"]
-            identities += [cand.seat, cand.author, cand.head_ref, e["doc"]["family"]]
-        matrix_doc, scoring = _judge(contract, survivors, configured, identities, workdir, run_id)
-    if scoring is not None:
-        for e in entries:
-            seat = e["doc"]["seat"]
-            e["doc"]["stage"] = scoring.stages.get(seat, e["doc"]["stage"])
-            e["doc"]["reasons"] = scoring.reasons.get(seat, e["doc"]["reasons"])
-    winner = scoring.winner if scoring else None
-    escalations = [e.document() for e in scoring.escalations] if scoring else []
-    now = utc_now()
-    return {
-        "schema_version": 1,
-        "run_id": f"github-{run_id}",
-        "contract": contract_document(contract, contract.path.name),
-        "started": now,
-        "finished": now,
-        "status": run_status(winner, escalations),
-        "attempts": 1,
-        "seats": [
-            {"name": e["doc"]["seat"], "family": e["doc"]["family"], "scripted": e["scripted"]}
-            for e in entries
-        ],
-        "candidates": [e["doc"] for e in entries],
-        "matrix": matrix_doc,
-        "bracket": scoring.bracket if scoring else None,
-        "winner": winner,
-        "escalations": escalations,
-        "lessons": [],  # filled by the caller, from the same verdicts
-        "decision": None,
-        "certificate": None,
-        "ledger": {
-            "path": f"{DATA_BRANCH}:{state_path(contract.id)}",
-            "head_seq": 0,
-            "head": _ZERO,
-        },
-    }
-
-
-def _judge(
-    contract: Contract,
-    survivors: Sequence[Mapping[str, Any]],
-    configured: Mapping[str, Seat],
-    identities: list[str],
-    workdir: Path,
-    run_id: str,
-) -> tuple[dict[str, Any], Scoring]:
-    """Convene the contract's judges on the survivors' diffs, then score as a local run does."""
-    settings = PanelSettings.of(contract)
-    views = [
-        CandidateView(
-            seat=e["doc"]["seat"],
-            family=e["doc"]["family"],
-            diff=e["diff"] or "",
-            gates=gate_summary(e["verdict"]),
-            tests=dict(e["verdict"].get("summary") or {}),
-        )
-        for e in survivors
-    ]
-    outcomes = convene(
-        run_id=run_id,
-        task=task_of(contract),
-        views=views,
+    identities = [bot_login, repo_name]
+    for e in entries:
+        cand: CandidatePR = e["pr"]
+        identities += [cand.seat, cand.author, cand.head_ref, e["doc"]["family"]]
+    panel = Panel(
         judges=[seat for seat in configured.values() if seat.judge],
         identities=identities,
-        rows=settings.rows,
         folder=workdir / "judges",
         parallel=4,
         confine=partial(judge_box, contract),
     )
-    cells = [cell for o in outcomes for cell in o.cells]
-    contenders = [Contender(e["doc"]["seat"], e["doc"]["family"]) for e in survivors]
-    matrix = score_cells(cells, contenders, settings)
-    scoring = judge_contenders(
-        contenders,
-        matrix,
-        cut=contract.bracket.get("cut", 2),
-        final=int(contract.bracket.get("final", 2)),
+    contestants = [
+        Contestant(e["doc"]["seat"], e["doc"]["family"], e["diff"] or "", e["verdict"])
+        for e in survivors
+    ]
+    # No re-run of a dissent's gates here: this job never runs pull-request code.
+    decision = decide(contract, run_id, contestants, panel)
+    if decision.scoring is not None:
+        for e in entries:
+            seat = e["doc"]["seat"]
+            e["doc"]["stage"] = decision.scoring.stages.get(seat, e["doc"]["stage"])
+            e["doc"]["reasons"] = decision.scoring.reasons.get(seat, e["doc"]["reasons"])
+    now = utc_now()
+    frame = ResultFrame(
+        run_id=f"github-{run_id}",
+        contract_path=contract.path.name,
+        started=now,
+        finished=now,
+        attempts=1,
+        seats=[
+            {"name": e["doc"]["seat"], "family": e["doc"]["family"], "scripted": e["scripted"]}
+            for e in entries
+        ],
+        candidates=[e["doc"] for e in entries],
+        ledger={"path": f"{DATA_BRANCH}:{state_path(contract.id)}", "head_seq": 0, "head": _ZERO},
+        escalations=decision.escalations(),
     )
-    return matrix_document(matrix, outcomes, cells, settings), scoring
+    return result_document(contract, decision, frame)
 
 
 def judge_box(contract: Contract, judge: Seat) -> Confinement:

@@ -247,7 +247,7 @@ def test_contract_is_valid_and_names_three_scripted_seats(repo: Path) -> None:
     assert contract.id == "rolling-mean" and contract.mode == "fix"
     assert contract.boundaries.allow == ("rolling/**",)
     assert dict(contract.judged) == {"min_score": 6, "spread_threshold": 4, "dissent_threshold": 4}
-    assert dict(contract.bracket) == {"cut": 1, "final": 2}
+    assert (contract.bracket.cut, contract.bracket.final) == (1, 2)
     assert contract.contest["domain"] == "python.numeric.rolling"
     (tick,) = [g for g in contract.measured_gates if g.id == "tick-arithmetic"]
     assert (tick.metric, tick.op, tick.threshold, tick.aggregate) == (

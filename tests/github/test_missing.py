@@ -16,8 +16,13 @@ from github.GithubException import GithubException, UnknownObjectException
 from github.Repository import Repository
 
 from pytest_loopcontract.github.client import make_github
+from pytest_loopcontract.github.contest_state import (
+    DATA_BRANCH,
+    read_state,
+    state_path,
+    write_state,
+)
 from pytest_loopcontract.github.missing import is_missing
-from pytest_loopcontract.github.publish import DATA_BRANCH, read_state, state_path, write_state
 from pytest_loopcontract.github.state_branch import read_file
 from testing.fake_github import FakeGitHub
 

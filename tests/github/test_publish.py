@@ -16,8 +16,9 @@ import pytest
 from pytest_loopcontract.contest.report.markup import escape_markdown_inline
 from pytest_loopcontract.contest.report.schema import validate_result
 from pytest_loopcontract.contract.model import Contract, load_contract
+from pytest_loopcontract.github.contest_state import DATA_BRANCH, state_path
 from pytest_loopcontract.github.decide import LESSONS_PATH, ROUTES_PATH, gate
-from pytest_loopcontract.github.publish import DATA_BRANCH, PENDING_DESCRIPTION, state_path
+from pytest_loopcontract.github.publish import PENDING_DESCRIPTION
 from pytest_loopcontract.github.trust import VerifyRun
 from testing.fake_github import FakeGitHub
 from testing.github_field import NUMBERS, repo_of, run_publish, server, verify_run

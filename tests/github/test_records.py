@@ -17,10 +17,14 @@ import pytest
 
 from pytest_loopcontract.contract.model import load_contract
 from pytest_loopcontract.github.client import make_github
-from pytest_loopcontract.github.contest_state import read_state, write_state
+from pytest_loopcontract.github.contest_state import (
+    DATA_BRANCH,
+    read_state,
+    state_path,
+    write_state,
+)
 from pytest_loopcontract.github.decide import LESSONS_PATH, gate, record_lessons
 from pytest_loopcontract.github.dispatch import dispatch_context
-from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
 from pytest_loopcontract.github.records import (
     ACTIONS_APP_ID,
     WINNER_CONTEXT,

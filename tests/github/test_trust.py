@@ -19,10 +19,14 @@ import pytest
 
 from pytest_loopcontract.contract.model import load_contract
 from pytest_loopcontract.github.client import make_github
-from pytest_loopcontract.github.contest_state import read_state, write_state
+from pytest_loopcontract.github.contest_state import (
+    DATA_BRANCH,
+    read_state,
+    state_path,
+    write_state,
+)
 from pytest_loopcontract.github.decide import gate
 from pytest_loopcontract.github.participants import contract_logins
-from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
 from pytest_loopcontract.github.pulls import CandidatePR
 from pytest_loopcontract.github.trust import (
     DEFAULT_VERIFY_WORKFLOW,

@@ -21,7 +21,7 @@ import pytest
 
 from pytest_loopcontract.contract.model import load_contract
 from pytest_loopcontract.github.client import make_github
-from pytest_loopcontract.github.publish import DATA_BRANCH, state_path
+from pytest_loopcontract.github.contest_state import DATA_BRANCH, state_path
 from pytest_loopcontract.github.trust import DEFAULT_VERIFY_WORKFLOW, VerifyRun
 from pytest_loopcontract.github.verify_dispatch import request_verification
 from testing.fake_github import FakeGitHub, StartedRun
