@@ -55,8 +55,21 @@ def cli() -> Callable[..., CLIResult]:
     return run_cli
 
 
-@pytest.fixture
-def baselined_repo(example_repo: Path) -> Iterator[Path]:
-    result = run_cli(example_repo, "baseline")
+@pytest.fixture(scope="session")
+def _baselined_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example with its baseline taken, once per session (per xdist worker)."""
+    repo = tmp_path_factory.mktemp("template") / "slugify"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", ".loop-contract"))
+    init_repo(repo)
+    result = run_cli(repo, "baseline")
     assert result.returncode == 0, result.stdout + result.stderr
-    yield example_repo
+    return repo
+
+
+@pytest.fixture
+def baselined_repo(tmp_path: Path, _baselined_template: Path) -> Iterator[Path]:
+    """A copy of the baselined example: the baseline names no path of its own, so a copy
+    verifies as the original would, without each test paying for a baseline run."""
+    repo = tmp_path / "slugify"
+    shutil.copytree(_baselined_template, repo, symlinks=True)
+    yield repo

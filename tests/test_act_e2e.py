@@ -67,6 +67,9 @@ from testing.github_field import patches
 from testing.report_schemas import sarif_errors
 from testing.repos import git
 
+# Every workflow under act, about ten minutes: the default run leaves it to CI's slow step.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 STAND_INS = ROOT / "testing" / "act_support"
 WORKFLOWS = ("loop-contract-verify.yml", "loop-contract-publish.yml")

@@ -5,7 +5,8 @@
 (``python -m build``: sdist first, the wheel from the unpacked sdist). Then, on the slugify
 example in a fresh git repository, the installed ``pytest --loop-contract`` and
 ``loop-contract baseline`` / ``verify`` must give the verdicts the demo gives. Slow (a build and
-a pip install, a minute or more): marked ``slow``, and run by CI with the rest.
+a pip install, a minute or more): marked ``slow``, left out of the default run and run by CI in
+its slow step.
 """
 
 from __future__ import annotations

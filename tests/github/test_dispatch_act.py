@@ -24,6 +24,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.contest_state import DATA_BRANCH, state_path, write_state
 from pytest_loopcontract.github.dispatch import parse_round
@@ -34,6 +36,9 @@ from testing.github_data import require as require_data
 from testing.github_events import user_object
 from testing.github_field import patches
 from testing.repos import git
+
+# Real workflows under act, minutes each: the default run leaves them to CI's slow step.
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ".github/workflows/loop-contract-dispatch.yml"

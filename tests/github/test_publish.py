@@ -98,8 +98,10 @@ def test_a_closed_pull_request_and_api_faults(field: dict[str, Any], tmp_path: P
         gh.set_pull_state(12, "closed")
         gh.fail_next("GET", r"/pulls$", 502)
         gh.fail_next("POST", r"/statuses/", 403, headers={"Retry-After": "1"})
-        # a workflow without `checks: write`: the check run is refused, the rest goes on
-        gh.fail_next("POST", r"/check-runs$", 403, times=3)
+        # a workflow without `checks: write`: every check run is refused (GitHub's words,
+        # not a rate limit, so nothing waits), and the rest goes on
+        refused = {"message": "Resource not accessible by integration", "status": "403"}
+        gh.fail_next("POST", r"/check-runs$", 403, body=refused, times=3)
         outcome = run_publish(gh, field, tmp_path)
         assert {c["seat"] for c in outcome.result["candidates"]} == {"good", "cheat"}
         assert gh.comments(12) == [] and gh.statuses(field["heads"]["slow"]) == []
