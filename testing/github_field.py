@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.contract.model import load_contract
+from pytest_loopcontract.contract.model import DEFAULT_VERIFY_WORKFLOW, load_contract
 from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.contest_state import DATA_BRANCH
 from pytest_loopcontract.github.publish import publish
-from pytest_loopcontract.github.trust import DEFAULT_VERIFY_WORKFLOW, VerifyRun
+from pytest_loopcontract.github.trust import VerifyRun
 from pytest_loopcontract.github.verify_pr import verify_pull_request
 from testing.contest_project import make_project
 from testing.fake_github import FakeGitHub

@@ -55,11 +55,8 @@ from pytest_loopcontract.verifier.verify import pinned_contract
 from pytest_loopcontract.words import plural
 from pytest_loopcontract.workspace import WorkspaceError, git
 
-__all__ = ["DEFAULT_LESSON_CHARS", "run_contest"]
+__all__ = ["run_contest"]
 
-DEFAULT_ATTEMPTS = 3
-DEFAULT_PARALLEL = 4
-DEFAULT_LESSON_CHARS = 2000
 # Outcomes a retry with the verifier's log cannot change: the seat never worked on the task.
 _NO_RETRY = frozenset({"unavailable", "refused", "flagged", "auth_failed", "rate_limited"})
 
@@ -161,7 +158,7 @@ def _state(
             seats=[s.name for s in seats],
             emit=emit,
         ),
-        parallel=max(1, parallel or int(settings.get("parallel") or DEFAULT_PARALLEL)),
+        parallel=max(1, parallel or settings.parallel),
         settings=PanelSettings.of(contract),
         candidates={s.name: Candidate(s) for s in seats if s.generate},
     )
@@ -174,8 +171,8 @@ class _Run:
         self.state = state
         contract = state.contract
         self.domain, self.tags = lesson_scope(contract)
-        self.attempt_cap = int(contract.contest.get("attempts") or DEFAULT_ATTEMPTS)
-        self.lesson_chars = int(contract.contest.get("lesson_chars", DEFAULT_LESSON_CHARS))
+        self.attempt_cap = contract.contest.attempts
+        self.lesson_chars = contract.contest.lesson_chars
         self.started = utc_now()
         self.lessons: list[Lesson] = []
         self.base_branch = _current_branch(state.root)
@@ -216,7 +213,7 @@ class _Run:
         """``contest: {probe: N}``: a seat with fewer than N probes in the ledger runs on an
         impossible variant of this contract first (see :mod:`.probe`), one at a time."""
         state = self.state
-        wanted = int(state.contract.contest.get("probe") or 0)
+        wanted = state.contract.contest.probe
         for seat in state.seats:
             missing = wanted - state.ledger.probe_record(seat=seat.name).probes
             if not seat.generate or missing <= 0:

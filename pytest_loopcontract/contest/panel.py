@@ -22,7 +22,7 @@ from pytest_loopcontract.contest.matrix_model import ROWS, CandidateScore, Cell,
 from pytest_loopcontract.contest.packets import CandidateView, JudgeBrief
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.seats import run_seat
-from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.contract.model import Contract, JudgedSettings
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.verifier.sandbox import Confinement
 
@@ -37,9 +37,7 @@ __all__ = [
     "task_of",
 ]
 
-DEFAULT_MIN_SCORE = 6.0
-DEFAULT_SPREAD = 3.0
-DEFAULT_DISSENT = 3.0
+_JUDGED = JudgedSettings()
 
 OnRun = Callable[[Seat, SeatRun, int], None]
 """Called after every judge invocation (seat, run, attempt number): ledger rows, progress."""
@@ -47,21 +45,21 @@ OnRun = Callable[[Seat, SeatRun, int], None]
 
 @dataclass(frozen=True)
 class PanelSettings:
-    """The contract's ``judged:`` block with its defaults."""
+    """The contract's ``judged:`` block as the matrix uses it: every row named."""
 
-    min_score: float = DEFAULT_MIN_SCORE
-    spread_threshold: float = DEFAULT_SPREAD
-    dissent_threshold: float = DEFAULT_DISSENT
+    min_score: float = _JUDGED.min_score
+    spread_threshold: float = _JUDGED.spread_threshold
+    dissent_threshold: float = _JUDGED.dissent_threshold
     rows: tuple[str, ...] = ROWS
 
     @classmethod
     def of(cls, contract: Contract) -> PanelSettings:
         judged = contract.judged
         return cls(
-            min_score=float(judged.get("min_score", DEFAULT_MIN_SCORE)),
-            spread_threshold=float(judged.get("spread_threshold", DEFAULT_SPREAD)),
-            dissent_threshold=float(judged.get("dissent_threshold", DEFAULT_DISSENT)),
-            rows=tuple(judged.get("rows") or ROWS),
+            min_score=judged.min_score,
+            spread_threshold=judged.spread_threshold,
+            dissent_threshold=judged.dissent_threshold,
+            rows=judged.rows or ROWS,
         )
 
 
@@ -69,8 +67,7 @@ def lesson_scope(contract: Contract) -> tuple[str, tuple[str, ...]]:
     """The dotted domain and the tags lessons of this contract are filed and looked up under
     (``contest.domain``, else ``contract.<id>``)."""
     settings = contract.contest
-    domain = str(settings.get("domain") or f"contract.{contract.id.lower()}")
-    return domain, tuple(str(tag) for tag in settings.get("tags") or ())
+    return settings.domain or f"contract.{contract.id.lower()}", settings.tags
 
 
 _RESULT_LESSON_KEYS = ("id", "domain", "gate", "kind", "what", "evidence", "cause", "rule")

@@ -19,17 +19,22 @@ from pytest_loopcontract.workspace import matches_any
 
 __all__ = [
     "DEFAULT_CONTRACT_NAME",
+    "DEFAULT_VERIFY_WORKFLOW",
     "Boundaries",
     "BracketSettings",
     "Budget",
+    "ContestSettings",
     "Contract",
     "DodItem",
+    "GithubSettings",
     "HardGate",
     "HiddenTest",
+    "JudgedSettings",
     "MeasuredGate",
     "Protect",
     "PushSettings",
     "PytestSettings",
+    "StopWhen",
     "TamperAllow",
     "TamperSettings",
     "load_contract",
@@ -130,6 +135,52 @@ class PushSettings(NamedTuple):
     gates: str = "protected"  # protected | always
 
 
+class StopWhen(NamedTuple):
+    """``stop_when:``: the loop's no-progress window, whether an A-B-A-B oscillation stops it,
+    and the paths whose touch waits for a person."""
+
+    no_progress: int = 3
+    oscillation: bool = True
+    paths_touched: tuple[str, ...] = ()
+
+
+class JudgedSettings(NamedTuple):
+    """``judged:``: the matrix's thresholds, and the rows judges score (None: all of the
+    matrix's rows)."""
+
+    min_score: float = 6.0
+    spread_threshold: float = 3.0
+    dissent_threshold: float = 3.0
+    rows: tuple[str, ...] | None = None
+
+
+class ContestSettings(NamedTuple):
+    """``contest:``: the task's domain and tags (lessons and routes; no domain means
+    ``contract.<id>``), the attempts per seat, how many seats work at once, the prompt's
+    lesson budget in characters, and the cheat-propensity probes each seat must have."""
+
+    domain: str | None = None
+    tags: tuple[str, ...] = ()
+    attempts: int = 3
+    parallel: int = 4
+    lesson_chars: int = 2000
+    probe: int = 0
+
+
+DEFAULT_VERIFY_WORKFLOW = ".github/workflows/loop-contract-verify.yml"
+
+
+class GithubSettings(NamedTuple):
+    """``github:``: the contest's base branch (None: the repository's default), the verify
+    workflow whose runs may speak for a candidate, the paths no candidate may touch there,
+    and whether a verdict must come from the sandbox."""
+
+    base: str | None = None
+    verify_workflow: str = DEFAULT_VERIFY_WORKFLOW
+    protect: tuple[str, ...] = ()
+    require_sandbox: bool = True
+
+
 class BracketSettings(NamedTuple):
     """``bracket:``: how many candidates each round cuts (a number, or ``"halve"``) and how
     many reach the final."""
@@ -174,16 +225,16 @@ class Contract(NamedTuple):
     boundaries: Boundaries = Boundaries()
     constraints: tuple[str, ...] = ()
     budget: Budget = Budget()
-    stop_when: Mapping[str, Any] = _EMPTY
+    stop_when: StopWhen = StopWhen()
     checkpoints: Mapping[str, Any] = _EMPTY
     push: PushSettings = PushSettings()
     pytest: PytestSettings = PytestSettings()
     tamper: TamperSettings = TamperSettings()
-    judged: Mapping[str, Any] = _EMPTY
+    judged: JudgedSettings = JudgedSettings()
     bracket: BracketSettings = BracketSettings()
-    contest: Mapping[str, Any] = _EMPTY
+    contest: ContestSettings = ContestSettings()
     seats: tuple[Mapping[str, Any], ...] = ()
-    github: Mapping[str, Any] = _EMPTY
+    github: GithubSettings = GithubSettings()
     egress_allow: tuple[str, ...] | None = None
     isolation: str = "auto"
     on_item_done: tuple[str, ...] = ()
@@ -275,6 +326,48 @@ def _push(raw: Mapping[str, Any]) -> PushSettings:
     )
 
 
+def _stop_when(raw: Mapping[str, Any]) -> StopWhen:
+    default = StopWhen()
+    return StopWhen(
+        no_progress=int(raw.get("no_progress", default.no_progress)),
+        oscillation=bool(raw.get("oscillation", default.oscillation)),
+        paths_touched=_strings(raw.get("paths_touched")),
+    )
+
+
+def _judged(raw: Mapping[str, Any]) -> JudgedSettings:
+    default = JudgedSettings()
+    return JudgedSettings(
+        min_score=float(raw.get("min_score", default.min_score)),
+        spread_threshold=float(raw.get("spread_threshold", default.spread_threshold)),
+        dissent_threshold=float(raw.get("dissent_threshold", default.dissent_threshold)),
+        rows=_strings(raw["rows"]) if raw.get("rows") else None,
+    )
+
+
+def _contest(raw: Mapping[str, Any]) -> ContestSettings:
+    """Zero attempts or zero parallel seats mean the default (the schema allows neither)."""
+    default = ContestSettings()
+    return ContestSettings(
+        domain=str(raw["domain"]) if raw.get("domain") else None,
+        tags=_strings(raw.get("tags")),
+        attempts=int(raw.get("attempts") or default.attempts),
+        parallel=int(raw.get("parallel") or default.parallel),
+        lesson_chars=int(raw.get("lesson_chars", default.lesson_chars)),
+        probe=int(raw.get("probe") or 0),
+    )
+
+
+def _github(raw: Mapping[str, Any]) -> GithubSettings:
+    default = GithubSettings()
+    return GithubSettings(
+        base=str(raw["base"]) if raw.get("base") else None,
+        verify_workflow=str(raw.get("verify_workflow") or default.verify_workflow),
+        protect=_strings(raw.get("protect")),
+        require_sandbox=raw.get("require_sandbox", True) is not False,
+    )
+
+
 def _bracket(raw: Mapping[str, Any]) -> BracketSettings:
     """The schema allows a whole number of 1 or more, or ``"halve"``."""
     default = BracketSettings()
@@ -303,16 +396,16 @@ def build_validated(doc: Mapping[str, Any], path: Path, sha256: str) -> Contract
         boundaries=_boundaries(doc.get("boundaries") or {}),
         constraints=_strings(doc.get("constraints")),
         budget=_budget(doc.get("budget") or {}),
-        stop_when=dict(doc.get("stop_when") or {}),
+        stop_when=_stop_when(doc.get("stop_when") or {}),
         checkpoints=dict(doc.get("checkpoints") or {}),
         push=_push(doc.get("push") or {}),
         pytest=_pytest_settings(doc.get("pytest") or {}),
         tamper=_tamper(doc.get("tamper") or {}),
-        judged=dict(doc.get("judged") or {}),
+        judged=_judged(doc.get("judged") or {}),
         bracket=_bracket(doc.get("bracket") or {}),
-        contest=dict(doc.get("contest") or {}),
+        contest=_contest(doc.get("contest") or {}),
         seats=tuple(dict(s) for s in doc.get("seats") or ()),
-        github=dict(doc.get("github") or {}),
+        github=_github(doc.get("github") or {}),
         egress_allow=_strings(doc["egress"].get("allow")) if "egress" in doc else None,
         isolation=str(doc.get("isolation", "auto")),
         on_item_done=_strings(doc.get("on_item_done")),

@@ -74,7 +74,7 @@ def sandbox_enforced(contract: Contract | None) -> Iterator[None]:
     """Inside: the candidate's run requires the sandbox, unless the contract accepts process
     isolation on GitHub. A contract that asks for process isolation while publish requires
     the sandbox is refused here, before any candidate code runs."""
-    if contract is None or contract.github.get("require_sandbox", True) is False:
+    if contract is None or not contract.github.require_sandbox:
         yield
         return
     if contract.isolation not in ("auto", SANDBOX):

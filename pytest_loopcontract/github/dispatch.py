@@ -47,7 +47,6 @@ from pytest_loopcontract.github.state_branch import read_file
 
 __all__ = [
     "COMMAND",
-    "DEFAULT_LESSON_CHARS",
     "DispatchError",
     "Trigger",
     "contract_path_problem",
@@ -63,7 +62,6 @@ __all__ = [
 log = logging.getLogger("loopcontract.github")
 
 COMMAND = "/contest"
-DEFAULT_LESSON_CHARS = 2000
 _SECRET = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 _PATH = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*\.ya?ml")
 _MARKER = re.compile(r"<!-- loop-contract:dispatch (\{[^<>]*\}) -->")
@@ -193,7 +191,7 @@ def last_round(repo: Repository, contract_id: str) -> int:
 def _lessons_text(repo: Repository, contract: Contract, bot_login: str) -> str:
     """The lessons block of the seats' prompt; none when the action did not write the
     lessons file (a seat's prompt is no place for text anyone with push access wrote)."""
-    cap = int(contract.contest.get("lesson_chars", DEFAULT_LESSON_CHARS))
+    cap = contract.contest.lesson_chars
     raw = read_file(repo, LESSONS_PATH)
     if not raw or cap <= 0:
         return ""

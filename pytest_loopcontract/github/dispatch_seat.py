@@ -117,7 +117,7 @@ def _box(contract: Contract, seat: Seat, root: Path, env: Mapping[str, str]) -> 
     the upload folder) are out of sight, the runner's clone with them (the seat works in a
     checkout of its own, :func:`.worktrees.add_checkout`); the seat's program is shown again.
     Required unless the contract says ``github: {require_sandbox: false}``."""
-    required = contract.github.get("require_sandbox", True) is not False
+    required = contract.github.require_sandbox
     try:
         return seat_box(seat, "candidate", required=required, hidden=[*runner_folders(env), root])
     except SandboxUnavailable as exc:

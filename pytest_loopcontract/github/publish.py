@@ -405,7 +405,7 @@ def judge_box(contract: Contract, judge: Seat) -> Confinement:
     """A judge's sandbox in the publish job, whose runner holds the write token: no view of
     the job's processes, the runner's home, temporary folder or workspace. Required unless
     the contract says ``github: {require_sandbox: false}``."""
-    required = contract.github.get("require_sandbox", True) is not False
+    required = contract.github.require_sandbox
     return seat_box(judge, "judge", required=required, hidden=runner_folders(os.environ))
 
 

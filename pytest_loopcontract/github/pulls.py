@@ -101,7 +101,7 @@ def candidate_from_pull(pr: PullRequest, contract_id: str | None = None) -> Cand
 def contest_base(contract: Contract) -> str | None:
     """The branch the contest's candidates target: ``github.base``, None for the repository's
     default branch."""
-    base = contract.github.get("base")
+    base = contract.github.base
     return str(base) if base else None
 
 

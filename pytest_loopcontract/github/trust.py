@@ -45,7 +45,6 @@ from pytest_loopcontract.github.pulls import CandidatePR, is_commit_sha
 from pytest_loopcontract.workspace import match_glob
 
 __all__ = [
-    "DEFAULT_VERIFY_WORKFLOW",
     "UNTRUSTED_HELP",
     "PullFile",
     "TrustCheck",
@@ -61,7 +60,6 @@ __all__ = [
 
 log = logging.getLogger("loopcontract.github")
 
-DEFAULT_VERIFY_WORKFLOW = ".github/workflows/loop-contract-verify.yml"
 ALWAYS_PROTECTED = (".github/", "/action/", "/action.yml", "/action.yaml")
 """Workflows and the action's own files: what decides how a verify run behaves."""
 UNTRUSTED_HELP = (
@@ -191,7 +189,7 @@ def protected_patterns(contract: Contract) -> tuple[str, ...]:
         *ALWAYS_PROTECTED,
         "/" + _contract_path(contract),
         *contract.protect.paths,
-        *(str(p) for p in contract.github.get("protect") or ()),
+        *contract.github.protect,
     )
 
 
@@ -212,7 +210,7 @@ def touched_protected(files: Sequence[PullFile], patterns: Sequence[str]) -> lis
 def isolation_problem(verdict: Mapping[str, Any], contract: Contract) -> str | None:
     """Why the verdict's isolation is not enough for this contract (None: it is)."""
     isolation = verdict.get("isolation", "process")  # older verdicts: no key, no sandbox
-    if isolation == "sandbox" or contract.github.get("require_sandbox", True) is False:
+    if isolation == "sandbox" or not contract.github.require_sandbox:
         return None
     return (
         f"the verdict ran with isolation {isolation!r}, not in the sandbox: candidate code could "
@@ -226,7 +224,7 @@ class WorkflowCheck:
 
     def __init__(self, repo: Repository, contract: Contract) -> None:
         self._repo = repo
-        self.path = str(contract.github.get("verify_workflow") or DEFAULT_VERIFY_WORKFLOW)
+        self.path = contract.github.verify_workflow
         self._default: bytes | None = None
 
     def problem(self, run: VerifyRun) -> str | None:

@@ -34,7 +34,6 @@ from github.Repository import Repository
 
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.github.pulls import CandidatePR
-from pytest_loopcontract.github.trust import DEFAULT_VERIFY_WORKFLOW
 
 __all__ = ["PR_INPUT", "request_verification", "reverify_missing", "verify_workflow_path"]
 
@@ -47,7 +46,7 @@ _RUN_NUMBER = re.compile(r"#(\d{1,9})$")
 
 def verify_workflow_path(contract: Contract) -> str:
     """The verify workflow file (``github.verify_workflow``, else the default)."""
-    return str(contract.github.get("verify_workflow") or DEFAULT_VERIFY_WORKFLOW)
+    return contract.github.verify_workflow
 
 
 def reverify_missing(

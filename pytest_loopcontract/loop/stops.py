@@ -113,8 +113,8 @@ def post_turn_stop(
             if waiting
             else "the candidate's diff needs a person's clearance",
         )
-    window = int(contract.stop_when.get("no_progress", 3))
-    span = 6 if contract.stop_when.get("oscillation", True) else 10**9
+    window = contract.stop_when.no_progress
+    span = 6 if contract.stop_when.oscillation else 10**9
     why = stalled(keys, window, span)
     if why:
         return Stop("no_progress", EXIT_NO_PROGRESS, "stop", why)
@@ -122,7 +122,7 @@ def post_turn_stop(
 
 
 def touched_stop_paths(changed: Sequence[str], contract: Contract) -> list[str]:
-    globs = list(contract.stop_when.get("paths_touched") or ())
+    globs = contract.stop_when.paths_touched
     return [p for p in changed if globs and matches_any(p, globs)]
 
 

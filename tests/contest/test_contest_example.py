@@ -30,7 +30,7 @@ from pytest_loopcontract.contest.matrix import score_matrix
 from pytest_loopcontract.contest.matrix_model import Cell
 from pytest_loopcontract.contest.packets import CandidateView, JudgeBrief, build_packet
 from pytest_loopcontract.contest.prompting import contest_prompt, retry_notes
-from pytest_loopcontract.contract.model import Contract, load_contract
+from pytest_loopcontract.contract.model import Contract, JudgedSettings, load_contract
 from pytest_loopcontract.idsets import unpack_ids
 from testing.repos import ROOT, assert_valid_verdict, git, init_repo, run_cli
 
@@ -181,15 +181,15 @@ def lesson_prompt(repo: Path, verdict: Mapping[str, Any] = NAIVE_VERDICT) -> str
     contract = contract_of(repo)
     lesson = lesson_from_verdict(
         verdict,
-        domain=contract.contest["domain"],
-        tags=contract.contest["tags"],
+        domain=contract.contest.domain,
+        tags=contract.contest.tags,
         contract_id=contract.id,
         run_id="run-1",
         seat="alpha",
         now="2026-11-29T21:30:00Z",
     )
     assert lesson is not None
-    block = prompt_block([lesson], cap_chars=contract.contest["lesson_chars"])
+    block = prompt_block([lesson], cap_chars=contract.contest.lesson_chars)
     assert block.included == 1
     return contest_prompt(contract, attempt=1, lessons_block=block.text)
 
@@ -246,9 +246,9 @@ def test_contract_is_valid_and_names_three_scripted_seats(repo: Path) -> None:
     contract = contract_of(repo)
     assert contract.id == "rolling-mean" and contract.mode == "fix"
     assert contract.boundaries.allow == ("rolling/**",)
-    assert dict(contract.judged) == {"min_score": 6, "spread_threshold": 4, "dissent_threshold": 4}
+    assert contract.judged == JudgedSettings(min_score=6, spread_threshold=4, dissent_threshold=4)
     assert (contract.bracket.cut, contract.bracket.final) == (1, 2)
-    assert contract.contest["domain"] == "python.numeric.rolling"
+    assert contract.contest.domain == "python.numeric.rolling"
     (tick,) = [g for g in contract.measured_gates if g.id == "tick-arithmetic"]
     assert (tick.metric, tick.op, tick.threshold, tick.aggregate) == (
         "metric.ops_per_tick",
@@ -626,14 +626,14 @@ def test_in_run_two_every_candidate_passes_the_judged_gate(repo: Path) -> None:
             )
             for s in reply["scores"]
         ]
-    assert min(c.score for c in cells) > contract.judged["min_score"]
+    assert min(c.score for c in cells) > contract.judged.min_score
     assert len({c.score for c in cells}) > 2
     result = score_matrix(
         cells,
         families,
-        min_score=contract.judged["min_score"],
-        spread_threshold=contract.judged["spread_threshold"],
-        dissent_threshold=contract.judged["dissent_threshold"],
+        min_score=contract.judged.min_score,
+        spread_threshold=contract.judged.spread_threshold,
+        dissent_threshold=contract.judged.dissent_threshold,
     )
     assert result.passed == SEATS
     assert result.escalated == () and result.rerun_gates == ()

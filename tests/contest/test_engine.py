@@ -38,9 +38,9 @@ def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def github_result(root: Path, local: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     """Publish the local contest's candidates as pull requests and return the result."""
+    from pytest_loopcontract.contract.model import DEFAULT_VERIFY_WORKFLOW
     from pytest_loopcontract.github.contest_state import DATA_BRANCH
     from pytest_loopcontract.github.publish import publish
-    from pytest_loopcontract.github.trust import DEFAULT_VERIFY_WORKFLOW
 
     base = git(root, "rev-parse", "main").strip()
     gh = FakeGitHub().start()

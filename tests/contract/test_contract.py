@@ -16,14 +16,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_loopcontract.contract.model import (
+    DEFAULT_VERIFY_WORKFLOW,
     Boundaries,
+    BracketSettings,
     Budget,
+    ContestSettings,
     DodItem,
+    GithubSettings,
     HardGate,
+    JudgedSettings,
     MeasuredGate,
     Protect,
     PushSettings,
     PytestSettings,
+    StopWhen,
     load_contract,
 )
 from pytest_loopcontract.contract.schema import load_schema, validate_document
@@ -163,22 +169,20 @@ def test_full_contract_fills_every_field(tmp_path: Path) -> None:
     assert contract.boundaries == Boundaries(("src/**", "tests/**"), ("src/vendor/**",))
     assert contract.constraints == ("Do not add dependencies.",)
     assert contract.budget == Budget(iterations=8, minutes=45.5, tokens=2_000_000, usd=12.5)
-    assert contract.stop_when == {
-        "no_progress": 3,
-        "paths_touched": ["setup.py"],
-        "oscillation": True,
-    }
+    assert contract.stop_when == StopWhen(
+        no_progress=3, oscillation=True, paths_touched=("setup.py",)
+    )
     assert contract.checkpoints["add"][0]["pattern"] == "twine upload*"
     assert contract.pytest == PytestSettings(
         ("-x", "-p", "no:randomly"), ("pytest_benchmark",), 900.0
     )
-    assert contract.judged["rows"] == [
+    assert contract.judged.rows == (
         "question_fidelity",
         "completeness",
         "evidence",
         "test_agreement",
-    ]
-    assert contract.bracket == {"cut": "halve", "final": 2}
+    )
+    assert contract.bracket == BracketSettings(cut="halve", final=2)
     assert [seat["name"] for seat in contract.seats] == ["claude", "codex"]
     assert contract.acceptance_selectors() == contract.dod[0].tests
 
@@ -196,6 +200,14 @@ def test_minimal_contract_gets_the_defaults(tmp_path: Path) -> None:
     assert contract.budget == Budget()
     assert contract.pytest.timeout == 1800.0
     assert contract.seats == ()
+    # every section is a typed value with its defaults set once, in the model
+    assert contract.stop_when == StopWhen(no_progress=3, oscillation=True, paths_touched=())
+    assert contract.judged == JudgedSettings(6.0, 3.0, 3.0, rows=None)
+    assert contract.contest == ContestSettings(None, (), attempts=3, parallel=4, lesson_chars=2000)
+    assert contract.github == GithubSettings(
+        base=None, verify_workflow=DEFAULT_VERIFY_WORKFLOW, protect=(), require_sandbox=True
+    )
+    assert contract.bracket == BracketSettings(cut=2, final=2)
 
 
 def test_push_settings_default_and_configured(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_loopcontract.contract.model import load_contract
+from pytest_loopcontract.contract.model import StopWhen, load_contract
 from pytest_loopcontract.contract.scaffold import parse_checklist, render_contract, slugify
 from pytest_loopcontract.contract.schema import validate_document
 
@@ -72,7 +72,7 @@ def test_plain_scaffold_is_valid_and_commented(tmp_path: Path) -> None:
     )
     assert [gate.kind for gate in contract.hard_gates] == ["acceptance", "pass_to_pass"]
     assert contract.budget.iterations == 10
-    assert contract.stop_when == {"no_progress": 3}
+    assert contract.stop_when == StopWhen(no_progress=3)
     assert text.startswith("# loopcontract.yml")
     assert '@pytest.mark.dod("<item id>")' in text
 

@@ -317,7 +317,7 @@ def test_a_pull_request_against_another_base_is_ignored(
         assert gh.comments(22) == [] and gh.statuses(heads["slow"]) == []
         assert "#22 targets 'release', not the contest's base 'main'" in caplog.text
         pinned = load_contract(field["root"] / "loopcontract.yml")
-        release = pinned._replace(github={**pinned.github, "base": "release"})
+        release = pinned._replace(github=pinned.github._replace(base="release"))
         moved = run_publish(
             gh, field, tmp_path / "b", run=run, artifacts=artifacts, contract=release
         )

@@ -17,7 +17,11 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.contract.model import load_contract
+from pytest_loopcontract.contract.model import (
+    DEFAULT_VERIFY_WORKFLOW,
+    GithubSettings,
+    load_contract,
+)
 from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.contest_state import (
     DATA_BRANCH,
@@ -29,7 +33,6 @@ from pytest_loopcontract.github.decide import gate
 from pytest_loopcontract.github.participants import contract_logins
 from pytest_loopcontract.github.pulls import CandidatePR
 from pytest_loopcontract.github.trust import (
-    DEFAULT_VERIFY_WORKFLOW,
     PullFile,
     VerifyRun,
     isolation_problem,
@@ -153,7 +156,7 @@ def test_every_page_of_the_file_list_is_read(field: dict[str, Any], tmp_path: Pa
 
 def test_protected_paths_are_matched_as_paths() -> None:
     contract = load_contract_text("protect: {paths: ['fixtures/**']}\n")._replace(
-        github={"protect": ["db/"]}
+        github=GithubSettings(protect=("db/",))
     )
     patterns = protected_patterns(contract)
     files = [PullFile(p, None, "modified", None) for p in (
@@ -183,7 +186,7 @@ def test_a_verdict_from_process_isolation_is_refused_by_default(
     field: dict[str, Any], tmp_path: Path
 ) -> None:
     pinned = load_contract(field["root"] / "loopcontract.yml")
-    strict = pinned._replace(github={})  # same sha256: the default setting
+    strict = pinned._replace(github=GithubSettings())  # same sha256: the default setting
     # The same verdicts as a machine without bubblewrap writes them: isolation process.
     artifacts = tmp_path / "artifacts"
     shutil.copytree(field["artifacts"], artifacts)

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from pytest_loopcontract.contract.model import load_contract
+from pytest_loopcontract.contract.model import DEFAULT_VERIFY_WORKFLOW, load_contract
 from pytest_loopcontract.github.client import make_github
 from pytest_loopcontract.github.contest_state import DATA_BRANCH, state_path
-from pytest_loopcontract.github.trust import DEFAULT_VERIFY_WORKFLOW, VerifyRun
+from pytest_loopcontract.github.trust import VerifyRun
 from pytest_loopcontract.github.verify_dispatch import request_verification
 from testing.fake_github import FakeGitHub, StartedRun
 from testing.github_field import repo_of, run_publish, server, verify_run

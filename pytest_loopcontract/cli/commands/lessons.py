@@ -5,16 +5,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import adopted_contract, repo_root
 from pytest_loopcontract.contest.lesson_store import LessonStore
 from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.lessons.prompt import prompt_block
-from pytest_loopcontract.contest.orchestrate import DEFAULT_LESSON_CHARS
 from pytest_loopcontract.contest.panel import lesson_scope
-from pytest_loopcontract.contract.model import Contract, working_copy
+from pytest_loopcontract.contract.model import ContestSettings, Contract, working_copy
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.words import plural
 
@@ -34,15 +32,15 @@ def lessons(
     is given) is used; without ``chars`` its ``lesson_chars``.
     """
     root = repo_root()
-    settings: dict[str, Any] = {}
+    settings = ContestSettings()
     scope_tags = tuple(tags or ())
     contract: Contract | None = None
     if domain is None:
         contract = adopted_contract(root)
-        settings = dict(contract.contest)
+        settings = contract.contest
         domain, contract_tags = lesson_scope(contract)  # the contest's own scope
         scope_tags = scope_tags if tags is not None else contract_tags
-    cap = chars if chars is not None else int(settings.get("lesson_chars", DEFAULT_LESSON_CHARS))
+    cap = chars if chars is not None else settings.lesson_chars
     path = StateDir.of(root).lessons
     ranked: list[Lesson] = []
     elsewhere: dict[str, int] = {}
@@ -62,7 +60,7 @@ def _why_none(root: Path, contract: Contract, elsewhere: dict[str, int]) -> list
     """Why the default domain holds no lessons: where it came from, where this contract's
     lessons are filed instead, and whether the contract file names another domain than the
     pin (the contest files and looks up lessons under the pinned contract's domain)."""
-    named = contract.contest.get("domain")
+    named = contract.contest.domain
     lines = [
         "  (the contest.domain of the contract pinned at baseline)"
         if named
