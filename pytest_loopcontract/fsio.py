@@ -14,6 +14,7 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ __all__ = [
     "StrictJSONError",
     "canonical_json",
     "dumps_json",
+    "finite_json",
     "fsync_dir",
     "loads_strict",
     "parse_utc",
@@ -139,6 +141,18 @@ def dumps_json(document: Any, **options: Any) -> str:
     """
     text = json.dumps(document, ensure_ascii=False, **options)
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` with every non-finite float made None: strict JSON for any reader (``jq``
+    refuses ``Infinity``), even when an edited history carried ``1e400`` into a total."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: finite_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(item) for item in value]
+    return value
 
 
 def canonical_json(value: Any) -> str:

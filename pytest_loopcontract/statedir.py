@@ -118,9 +118,6 @@ class StateDir:
         """Where a torn history line ``line`` is set aside (``.<k>`` when that name is taken)."""
         return self.folder / (f"{self.TORN_PREFIX}{line}" + (f".{k}" if k else ""))
 
-    state = _Entry("state.json")
-    """The state cache, rebuilt from the history whenever it does not match it."""
-
     loop_lock = _Entry("loop.lock")
     """The lock that keeps one loop per repository."""
 

@@ -1,8 +1,8 @@
 """The verdict's ``tests`` block: every test's outcome, compactly; and the readers of it.
 
-Verdict format 1 held one record per test (``{nodeid, outcome, duration, when}``): 8 MB of a
-60,000-test verdict for facts that are mostly "passed". Format 2 keeps the meaning (every
-test's outcome, the duration where something needs it) in another shape::
+One record per test (``{nodeid, outcome, duration, when}``) would be 8 MB in a 60,000-test
+verdict for facts that are mostly "passed". So the block keeps the meaning (every test's
+outcome, the duration where something needs it) in this shape::
 
     "tests": {
       "outcomes": {"passed": <id set>, "failed": <id set>, ...},
@@ -15,7 +15,7 @@ test that did not pass (what a person or an agent needs to act on: the phase, th
 ``durations`` of the passed tests only when a ``duration.*`` gate measured them.
 
 Every reader of "the failing tests of a verdict" goes through :func:`failing_tests` or
-:func:`verdict_records`, which read both formats (verdicts of older runs stay in histories).
+:func:`verdict_records`.
 """
 
 from __future__ import annotations
@@ -75,10 +75,8 @@ def tests_section(
 
 def verdict_records(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One record per test (``nodeid``, ``outcome``, and what the verdict kept besides),
-    failing ones first in format 2; nothing for a verdict without a readable block."""
+    failing ones first; nothing for a verdict without a readable block."""
     block = verdict.get("tests")
-    if isinstance(block, list):  # format 1
-        return [dict(t) for t in block if isinstance(t, Mapping) and "nodeid" in t]
     if not isinstance(block, Mapping):
         return []
     records = [
@@ -95,7 +93,7 @@ def verdict_records(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def verdict_outcomes(verdict: Mapping[str, Any]) -> dict[str, str]:
-    """``{nodeid: outcome}`` of every test of a verdict (either format)."""
+    """``{nodeid: outcome}`` of every test of a verdict."""
     return {str(t["nodeid"]): str(t.get("outcome", "")) for t in verdict_records(verdict)}
 
 
@@ -108,13 +106,12 @@ FAILING_OUTCOMES = frozenset({"failed", "error"})
 def failing_tests(verdict: Mapping[str, Any]) -> list[str]:
     """The node ids of the tests that failed or errored, in the verdict's order."""
     block = verdict.get("tests")
-    if isinstance(block, Mapping):  # format 2: the records are those that did not pass
-        block = block.get("records") or []
-    if not isinstance(block, list):
+    records = block.get("records") if isinstance(block, Mapping) else None
+    if not isinstance(records, list):  # the records are those of the tests that did not pass
         return []
     return [
         str(t["nodeid"])
-        for t in block
+        for t in records
         if isinstance(t, Mapping) and "nodeid" in t and t.get("outcome") in FAILING_OUTCOMES
     ]
 

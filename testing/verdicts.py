@@ -1,13 +1,17 @@
-"""A schema-valid passing verdict (format 1) for tests that read verdicts without running the
+"""A schema-valid passing verdict for tests that read verdicts without running the
 verifier: the artifact reader, the lesson drafts. Tests break the parts they need."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["NOW", "passing_verdict"]
+from pytest_loopcontract.idsets import pack_ids
+from pytest_loopcontract.verdict import SCHEMA_VERSION
+
+__all__ = ["NOW", "TEST_ID", "failing_record", "passing_verdict"]
 
 NOW = "2026-11-29T21:30:00Z"
+TEST_ID = "tests/test_roll.py::test_window"
 
 _ACCEPTANCE = {"id": "acceptance", "kind": "acceptance", "status": "pass", "message": ""}
 
@@ -19,7 +23,7 @@ def passing_verdict(
     tampering. ``commit`` is the measured commit (``None``: not recorded); ``gates`` replaces
     the one passing acceptance gate; ``overrides`` replace top-level keys."""
     doc: dict[str, Any] = {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "tool": {"name": "pytest-loopcontract", "version": "0.1"},
         "contract": {"path": "loopcontract.yml", "id": "rolling", "sha256": "a" * 64},
         "trust": "isolated",
@@ -37,15 +41,12 @@ def passing_verdict(
         ],
         "gates": gates if gates is not None else {"hard": [dict(_ACCEPTANCE)], "measured": []},
         "tamper": {"detected": False, "findings": []},
-        "baseline": {"fail_to_pass": [], "pass_to_pass": []},
-        "tests": [
-            {
-                "nodeid": "tests/test_roll.py::test_window",
-                "outcome": "passed",
-                "duration": 0.01,
-                "when": "call",
-            }
-        ],
+        "baseline": {"fail_to_pass": [], "pass_to_pass": pack_ids([])},
+        "tests": {
+            "outcomes": {"passed": pack_ids([TEST_ID])},
+            "records": [],
+            "durations": {TEST_ID: 0.01},
+        },
         "summary": {
             "passed": 1,
             "failed": 0,
@@ -66,3 +67,11 @@ def passing_verdict(
     }
     doc.update(overrides)
     return doc
+
+
+def failing_record(doc: dict[str, Any], outcome: str = "failed") -> dict[str, Any]:
+    """Move the verdict's one test from the passed set to the records (the tests that did not
+    pass), with ``outcome``; returns its record for the test to break further."""
+    record: dict[str, Any] = {"nodeid": TEST_ID, "outcome": outcome, "duration": 0.01}
+    doc["tests"] = {"outcomes": {outcome: pack_ids([TEST_ID])}, "records": [record]}
+    return record

@@ -107,3 +107,12 @@ def test_utc_spellings_round_trip() -> None:
     assert parse_utc(utc_stamp(1234.5)) == 1234.5
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", utc_now())
     assert parse_utc("2026-12-01T00:00:00") == parse_utc("2026-12-01T00:00:00+00:00")
+
+
+def test_finite_json_turns_every_non_finite_float_into_null() -> None:
+    """``status --json`` folds an edited history (``1e400`` is infinity) into strict JSON."""
+    from pytest_loopcontract.fsio import finite_json
+
+    value = {"a": float("inf"), "b": [1.5, float("nan"), {"c": -float("inf")}], "d": (2,)}
+    assert finite_json(value) == {"a": None, "b": [1.5, None, {"c": None}], "d": [2]}
+    json.dumps(finite_json(value), allow_nan=False)

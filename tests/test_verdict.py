@@ -7,14 +7,16 @@ from typing import Any
 from pytest_loopcontract.verdict import VerdictView
 
 VERDICT: dict[str, Any] = {
-    "tests": [
-        {"nodeid": "t::a", "outcome": "passed"},
-        {"nodeid": "t::b", "outcome": "failed"},
-        {"nodeid": "t::c", "outcome": "error"},
-        {"nodeid": "t::d", "outcome": "skipped"},
-        {"nodeid": "t::e", "outcome": "xfailed"},
-        {"nodeid": "t::f", "outcome": "deselected"},
-    ],
+    "tests": {
+        "outcomes": {"passed": ["t::a"]},
+        "records": [
+            {"nodeid": "t::b", "outcome": "failed"},
+            {"nodeid": "t::c", "outcome": "error"},
+            {"nodeid": "t::d", "outcome": "skipped"},
+            {"nodeid": "t::e", "outcome": "xfailed"},
+            {"nodeid": "t::f", "outcome": "deselected"},
+        ],
+    },
     "dod": [
         {"id": "one", "status": "done", "tests": [{"nodeid": "t::a", "outcome": "passed"}]},
         {"id": "two", "status": "failed", "tests": [{"nodeid": "t::b", "outcome": "failed"}]},

@@ -6,12 +6,14 @@ import json
 import sys
 from typing import Any
 
+from pytest_loopcontract.fsio import finite_json
+
 __all__ = ["err", "print_json"]
 
 
 def print_json(data: Any) -> None:
-    """``data`` as indented JSON on stdout (what ``--json`` promises a machine)."""
-    json.dump(data, sys.stdout, indent=2)
+    """``data`` as indented, strict JSON on stdout (what ``--json`` promises a machine)."""
+    json.dump(finite_json(data), sys.stdout, indent=2, allow_nan=False)
     sys.stdout.write("\n")
 
 

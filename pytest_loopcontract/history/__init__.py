@@ -1,8 +1,8 @@
 """The loop's history: an append-only, hash-chained JSON-lines log in the state folder.
 
 Why a chain: the history is the only record of what an unattended loop did (iterations, spend,
-checkpoints, stops). ``state.json`` is a cache rebuilt from it, so the history must survive
-crashes and show tampering. Each line carries the SHA-256 of the previous line's bytes, so an
+checkpoints, stops), and every decision is a fold over it, so the history must survive crashes
+and show tampering. Each line carries the SHA-256 of the previous line's bytes, so an
 edited, removed or inserted line is found and named by its line number.
 
 Why these I/O rules:

@@ -1,10 +1,8 @@
 """Loop state: a pure reduction of the history's records.
 
-Why a reducer: the history is the truth and ``state.json`` only a cache. Anything the loop needs
-(iteration, spend, tripped budgets, checkpoints, claimed items, recent progress) is a fold over
-the records, so a lost, corrupt or stale ``state.json`` is rebuilt, never trusted blindly, and a
-rebuild gives the same answer as the live loop did. The cache is
-:mod:`pytest_loopcontract.loop.state_file`, the loop lock :mod:`pytest_loopcontract.loop.lock`.
+Anything the loop needs (iteration, spend, tripped budgets, checkpoints, claimed items, recent
+progress) is a fold over the history's records, the only truth, so every reader gets the answer
+the live loop had. The loop lock is :mod:`pytest_loopcontract.loop.lock`.
 """
 
 from __future__ import annotations

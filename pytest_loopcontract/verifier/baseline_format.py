@@ -1,13 +1,11 @@
-"""How ``baseline.json`` stores the test sets: compact id sets (format 2), older lists (1).
+"""How ``baseline.json`` stores the test sets: compact id sets.
 
-Format 1 wrote every node id three times as plain lists and maps (``collected``, ``outcomes``
-as ``{nodeid: outcome}``, ``pass_to_pass``): about 20 MB for a 60,000-test suite. Format 2
-writes the outcome sets as id sets (:mod:`.idsets`, each file and class said once) and drops
-``collected``, which is every id of the outcome sets. ``fail_to_pass`` stays a plain list: it
-is short, and its order is the DoD's.
-
-A format-1 baseline still loads (its lists are read as they are); a format this version does
-not know is refused with the command that takes the baseline again.
+Every node id three times as plain lists and maps (``collected``, ``outcomes`` as
+``{nodeid: outcome}``, ``pass_to_pass``) would be about 20 MB for a 60,000-test suite. So the
+outcome sets are id sets (:mod:`.idsets`, each file and class said once) and ``collected``,
+which is every id of the outcome sets, is not written. ``fail_to_pass`` stays a plain list: it
+is short, and its order is the DoD's. A format this version does not know is refused with the
+command that takes the baseline again.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ from pytest_loopcontract.verifier.results import OUTCOMES
 __all__ = ["FORMAT", "BaselineFormatError", "decode_sets", "encode_sets"]
 
 FORMAT = 2
-KNOWN_FORMATS = (1, 2)
 
 
 class BaselineFormatError(LoopContractError, ValueError):
@@ -30,7 +27,7 @@ class BaselineFormatError(LoopContractError, ValueError):
 
 
 def encode_sets(outcomes: Mapping[str, str], pass_to_pass: list[str]) -> dict[str, Any]:
-    """The format-2 keys for the outcomes and the pass-to-pass set."""
+    """The keys for the outcomes and the pass-to-pass set."""
     by_outcome: dict[str, list[str]] = {}
     for nodeid, outcome in outcomes.items():
         by_outcome.setdefault(outcome, []).append(nodeid)
@@ -47,21 +44,15 @@ def encode_sets(outcomes: Mapping[str, str], pass_to_pass: list[str]) -> dict[st
 def decode_sets(
     data: Mapping[str, Any], *, outcomes: bool = True
 ) -> tuple[list[str], dict[str, str], list[str]]:
-    """(collected, outcomes, pass_to_pass) of a baseline document in format 1 or 2; without
+    """(collected, outcomes, pass_to_pass) of a baseline document; without
     ``outcomes`` the first two are left empty (a reader that only judges a run against the
     pass-to-pass set need not build a map of every test)."""
-    version = data.get("schema_version", 1)
-    if type(version) is not int or version not in KNOWN_FORMATS:
+    version = data.get("schema_version")
+    if type(version) is not int or version != FORMAT:
         raise BaselineFormatError(
-            f"baseline.json is in format {version!r}, this loop-contract reads formats "
-            f"{', '.join(map(str, KNOWN_FORMATS))}: run 'loop-contract baseline' again"
+            f"baseline.json is in format {version!r}, this loop-contract reads format "
+            f"{FORMAT}: run 'loop-contract baseline' again"
         )
-    if version == 1:
-        pass_to_pass = [str(n) for n in data["pass_to_pass"]]
-        if not outcomes:
-            return [], {}, pass_to_pass
-        listed = {str(k): str(v) for k, v in dict(data["outcomes"]).items()}
-        return [str(n) for n in data["collected"]], listed, pass_to_pass
     pass_to_pass = unpack_ids(data["pass_to_pass"], "pass_to_pass")
     if not outcomes:
         return [], {}, pass_to_pass

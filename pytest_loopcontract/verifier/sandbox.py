@@ -115,10 +115,6 @@ class Confinement:
 FROZEN_BIND_BUDGET = 8_000
 
 
-def _regular(path: Path) -> bool:
-    return path.is_file() and not path.is_symlink()
-
-
 def _bindable(path: Path) -> bool:
     return not path.is_symlink() and (path.is_file() or path.is_dir())
 

@@ -34,7 +34,7 @@ from pytest_loopcontract.github.artifacts import (
     write_artifact,
 )
 from pytest_loopcontract.verdict import validate_verdict
-from testing.verdicts import passing_verdict
+from testing.verdicts import failing_record, passing_verdict
 
 SHA_A = "a" * 40
 SHA_B = "b" * 40
@@ -458,7 +458,7 @@ def test_write_refuses_a_bad_number_or_sha(tmp_path: Path, pr: Any, sha: str) ->
 
 def test_write_refuses_an_oversized_verdict(tmp_path: Path) -> None:
     doc = verdict(SHA_A)
-    doc["tests"][0]["message"] = "x" * MAX_VERDICT_BYTES
+    failing_record(doc)["message"] = "x" * MAX_VERDICT_BYTES
     with pytest.raises(ValueError, match="limit is"):
         write_artifact(tmp_path, pr=1, head_sha=SHA_A, verdict=doc, diff="")
 

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -19,12 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_loopcontract.chain import ZERO_HASH
-from pytest_loopcontract.history import History
+from pytest_loopcontract.fsio import finite_json
 from pytest_loopcontract.history.records import Record
 from pytest_loopcontract.loop.lock import LockHeld, LoopLock, lock_holder
 from pytest_loopcontract.loop.state import MAX_USD, PROGRESS_KEEP, initial_state, reduce
-from pytest_loopcontract.loop.state_file import load_state, save_state
-from pytest_loopcontract.statedir import StateDir
 
 PY = sys.executable
 BUDGET = {"iterations": 10, "minutes": 30, "tokens": 1000, "usd": 2.5}
@@ -229,10 +226,7 @@ def test_reduce_is_pure_and_json_safe(events: list[tuple[str, dict[str, Any]]]) 
     assert recs == frozen, "reduce must not touch its input"
     assert reduce(recs) == first
     assert first["loop"]["status"] in ("idle", "running", "stopped", "done", "awaiting_human")
-    with tempfile.TemporaryDirectory() as folder:
-        save_state(folder, first)
-        text = StateDir(folder).state.read_text()
-    json.loads(text, parse_constant=lambda name: pytest.fail(f"state.json holds {name}"))
+    json.dumps(finite_json(first), allow_nan=False)  # what `status --json` prints: strict JSON
     runs = [i for i, (kind, _) in enumerate(events) if kind == "loop_started"]
     tail = events[runs[-1] :] if runs else events
     valid = [
@@ -245,92 +239,6 @@ def test_reduce_is_pure_and_json_safe(events: list[tuple[str, dict[str, Any]]]) 
     ]
     assert first["budget"]["spent"]["tokens"] == sum(d.get("tokens", 0) for d in valid)
     assert first["budget"]["spent"]["usd"] == pytest.approx(sum(d.get("usd", 0.0) for d in valid))
-
-
-# --------------------------------------------------------------------------- state.json
-
-
-def loop_history(tmp_path: Path) -> tuple[History, Path]:
-    state_dir = tmp_path / ".loop-contract"
-    history = History(state_dir)
-    for kind, data in (started(), iteration(1), ("spend", {"tokens": 10, "usd": 0.1})):
-        history.append(kind, data)
-    return history, state_dir
-
-
-def test_state_json_is_used_when_current_and_rebuilt_when_missing(tmp_path: Path) -> None:
-    history, state_dir = loop_history(tmp_path)
-    state, rebuilt, note = load_state(state_dir, history)
-    assert rebuilt and "state.json is missing" in note and "rebuilt from 3" in note
-    assert json.loads(StateDir(state_dir).state.read_text()) == state
-    again, rebuilt, note = load_state(state_dir, history)
-    assert not rebuilt and note == "state.json is current (seq 3)"
-    assert again == state
-
-
-def test_corrupt_state_json_is_rebuilt(tmp_path: Path) -> None:
-    history, state_dir = loop_history(tmp_path)
-    StateDir(state_dir).state.write_text('{"schema": 1, "last_seq": ')
-    state, rebuilt, note = load_state(state_dir, history)
-    assert rebuilt and "unreadable" in note
-    assert state == reduce(history.read().records)
-    StateDir(state_dir).state.write_text("[1, 2]")
-    assert "not a schema-1 state" in load_state(state_dir, history)[2]
-
-
-def test_stale_ahead_and_edited_state_json_are_rebuilt(tmp_path: Path) -> None:
-    history, state_dir = loop_history(tmp_path)
-    load_state(state_dir, history)
-    history.append("iteration", iteration(2)[1])
-    state, rebuilt, note = load_state(state_dir, history)
-    assert rebuilt and "stale (seq 3, history at seq 4)" in note
-    assert state["loop"]["iteration"] == 2
-
-    path = StateDir(state_dir).history
-    lines = path.read_bytes().split(b"\n")[:-1]
-    path.write_bytes(b"".join(line + b"\n" for line in lines[:-1]))
-    state, rebuilt, note = load_state(state_dir, history)
-    assert rebuilt and "ahead of the history" in note and state["last_seq"] == 3
-
-    obj = json.loads(lines[2])
-    obj["data"]["tokens"] = 1  # the last line edited: no next line can catch it, state.json can
-    lines[2] = json.dumps(obj, separators=(",", ":")).encode()
-    path.write_bytes(b"".join(line + b"\n" for line in lines[:3]))
-    state, rebuilt, note = load_state(state_dir, history)
-    assert rebuilt and "last record (seq 3) is not the one state.json recorded" in note
-    assert state["budget"]["spent"]["tokens"] == 1
-
-
-def test_rebuild_notes_a_torn_tail_and_chain_breaks(tmp_path: Path) -> None:
-    history, state_dir = loop_history(tmp_path)
-    path = StateDir(state_dir).history
-    lines = path.read_bytes().split(b"\n")[:-1]
-    lines[0] = b"garbage"
-    path.write_bytes(b"".join(line + b"\n" for line in lines) + b'{"seq":4')
-    state, rebuilt, note = load_state(state_dir, history)
-    assert rebuilt
-    assert "line 1 is not a history record" in note and "torn last line 4" in note
-    assert state["events"] == 2
-    save_state(state_dir, state)
-    _, rebuilt, note = load_state(state_dir, history)
-    assert not rebuilt and "torn last line 4" in note
-
-
-def test_a_huge_number_edited_into_the_history_still_gives_strict_json(tmp_path: Path) -> None:
-    history, state_dir = loop_history(tmp_path)
-    path = StateDir(state_dir).history
-    path.write_bytes(path.read_bytes().replace(b'"duration_s":1.5', b'"duration_s":1e400'))
-    state, rebuilt, note = load_state(state_dir, history)
-    assert rebuilt and "line 2 (seq 2) was changed" in note
-    assert state["last_verdict"]["duration_s"] == float("inf")
-    saved = json.loads(StateDir(state_dir).state.read_text(), parse_constant=pytest.fail)
-    assert saved["last_verdict"]["duration_s"] is None
-
-
-def test_no_state_folder_is_said_and_not_created(tmp_path: Path) -> None:
-    state, rebuilt, note = load_state(tmp_path / "absent")
-    assert state == reduce([]) and rebuilt and "nothing recorded yet" in note
-    assert not (tmp_path / "absent").exists()
 
 
 # --------------------------------------------------------------------------- the loop lock

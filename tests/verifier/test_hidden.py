@@ -300,10 +300,12 @@ def test_prompt_names_no_hidden_test_even_in_a_finding(tmp_path: Path) -> None:
         "reasons": [
             {"code": "tamper_detected", "message": f"vacuous_pass: {HIDDEN_ID} still passes"}
         ],
-        "tests": [
-            {"nodeid": HIDDEN_ID, "outcome": "failed", "hidden": True, "message": "x"},
-            {"nodeid": "tests/test_core.py::test_add", "outcome": "failed", "message": "boom"},
-        ],
+        "tests": {
+            "records": [
+                {"nodeid": HIDDEN_ID, "outcome": "failed", "hidden": True, "message": "x"},
+                {"nodeid": "tests/test_core.py::test_add", "outcome": "failed", "message": "boom"},
+            ]
+        },
     }
     prompt = build_prompt(contract, iteration=2, verdict=verdict)
     assert "test_hidden_add" not in prompt and "test_add_more" not in prompt

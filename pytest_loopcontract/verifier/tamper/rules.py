@@ -15,7 +15,7 @@ import io
 import re
 import tokenize
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pytest_loopcontract.verifier.tamper.rule_tables import (
@@ -488,9 +488,3 @@ def _command_words(node: ast.AST) -> Iterator[str]:
         for part in node.values:
             yield from _command_words(part)
 
-
-def hits_by_path(hits: Iterable[RuleHit]) -> Mapping[str, list[RuleHit]]:
-    out: dict[str, list[RuleHit]] = {}
-    for h in hits:
-        out.setdefault(h.path, []).append(h)
-    return out
