@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.contest.ledger import Ledger, verify_file
-from pytest_loopcontract.contest.ledger_rows import Entry
+from pytest_loopcontract.contest.ledger.rows import Entry
 
 TARGET_VERIFY_S = 1.0
 SEATS = (("claude", "anthropic"), ("codex", "openai"), ("gemini", "google"), ("opus", "anthropic"))

@@ -1,6 +1,6 @@
 """A reason: a stable ``code`` and a ``message`` for people, as verdicts and contests give them.
 
-Why a module of its own: the verdict's reasons, the checkpoints' and the validity matrix's
+The verdict's reasons, the checkpoints' and the validity matrix's
 failures and escalations are one concept, and the matrix is a pure core that must not import
 the verdict (schema files, JSON). Stdlib only and no I/O, so every pure core may import it.
 """

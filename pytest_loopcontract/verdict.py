@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from pytest_loopcontract.idtext import readable_ids
 from pytest_loopcontract.reason import Reason
-from pytest_loopcontract.verdict_tests import failing_tests, tests_section, verdict_records
+from pytest_loopcontract.verdict_outcomes import failing_tests, tests_section, verdict_records
 
 __all__ = [
     "BASELINE_STALE",

@@ -7,12 +7,15 @@ scratch copy is rebuilt from objects rather than from whatever sits on disk.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -242,8 +245,8 @@ def _parse_listing(out: bytes) -> tuple[dict[str, TreeEntry], int]:
 
 def export_tree(root: Path, tree: str, dest: Path) -> None:
     """Write a tree's files into ``dest`` (which must exist) from git objects."""
-    with tempfile.TemporaryDirectory(prefix="loopcontract-index-") as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+    with scratch_folder("loopcontract-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(tmp / "index")}
         git(root, "read-tree", tree, env=env)
         git(root, f"--work-tree={dest}", "checkout-index", "-a", "-f", env=env)
 
@@ -365,14 +368,34 @@ def sha256_bytes(data: bytes) -> str:
 SCRATCH_ENV = "LOOP_CONTRACT_SCRATCH"
 _TMPFS = Path("/dev/shm")
 
+# The folders a run makes for itself: ``loopcontract-<kind>-<owner pid>-<random>``. A process
+# killed outright (SIGKILL, the OOM killer, a lost CI runner) cannot remove them; the pid in the
+# name lets a later run see that their owner is gone (:func:`sweep_scratch`). Only these kinds
+# are ever swept: other ``loopcontract-`` folders (a contest's, named after a contract id) may
+# hold digits in the same place.
+SCRATCH_KINDS = ("scratch", "baseline", "private", "run", "index", "cmd")
+_OWNED_NAME = re.compile(
+    rf"loopcontract-(?:{'|'.join(SCRATCH_KINDS)})-([1-9][0-9]{{0,6}})-[a-z0-9_]+"
+)
 
-def scratch_parent(tree_bytes: int) -> str | None:
-    """Where scratch copies go: ``$LOOP_CONTRACT_SCRATCH`` if set, else a memory-backed tmpfs
-    when there is one with room to spare (writing thousands of small files to a busy disk is
-    the launcher's largest fixed cost), else the system temp folder."""
+# An open descriptor on each folder this process owns, holding a shared ``flock``: the kernel
+# drops it when the process dies, however it dies. A sweeper in another PID namespace (a
+# container sharing /dev/shm or /tmp), to which the owner's pid means nothing or another
+# process, still finds the lock taken.
+_HELD: dict[Path, int] = {}
+_HELD_LOCK = threading.Lock()
+
+
+def scratch_parent(tree_bytes: int | None = None) -> str | None:
+    """Where scratch folders go: ``$LOOP_CONTRACT_SCRATCH`` if set; else, for a copy of a tree
+    of ``tree_bytes``, a memory-backed tmpfs when there is one with room to spare (writing
+    thousands of small files to a busy disk is the launcher's largest fixed cost); else the
+    system temp folder (None)."""
     configured = os.environ.get(SCRATCH_ENV)
     if configured:
         return configured
+    if tree_bytes is None:
+        return None
     try:
         free = shutil.disk_usage(_TMPFS).free
     except OSError:
@@ -382,29 +405,157 @@ def scratch_parent(tree_bytes: int) -> str | None:
     return None
 
 
-def make_scratch(prefix: str = "loopcontract-scratch-", tree_bytes: int | None = None) -> Path:
-    parent = scratch_parent(tree_bytes) if tree_bytes is not None else None
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+def scratch_parents() -> list[Path]:
+    """Every folder :func:`scratch_parent` may choose, as it would choose now."""
+    places = [os.environ.get(SCRATCH_ENV) or "", str(_TMPFS), tempfile.gettempdir()]
+    found: dict[str, Path] = {}
+    for place in places:
+        if place and os.path.isdir(place):
+            found.setdefault(os.path.realpath(place), Path(place))
+    return list(found.values())
+
+
+def make_scratch(
+    prefix: str = "loopcontract-scratch-", tree_bytes: int | None = None, *, keep: bool = False
+) -> Path:
+    """A new empty folder of this process (``prefix`` names one of :data:`SCRATCH_KINDS`),
+    named after its pid and locked while the process lives, so that no later run sweeps it
+    before then and every later run sweeps it after. ``keep``: a folder the user asked to keep
+    (``--keep-scratch``), named without the pid, so that no run ever sweeps it."""
+    kind = prefix.removeprefix("loopcontract-").removesuffix("-")
+    if not prefix.startswith("loopcontract-") or kind not in SCRATCH_KINDS:
+        raise ValueError(f"make_scratch: {prefix!r} names none of {SCRATCH_KINDS}")
+    parent = scratch_parent(tree_bytes)
+    if keep:
+        return Path(tempfile.mkdtemp(prefix=f"{prefix}kept-", dir=parent))
+    path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
+    _hold(path)
+    return path
+
+
+@contextmanager
+def scratch_folder(prefix: str) -> Iterator[Path]:
+    """:func:`make_scratch` for the length of a ``with`` block, removed after it."""
+    path = make_scratch(prefix)
+    try:
+        yield path
+    finally:
+        remove_tree(path)
+
+
+def _hold(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:  # a file system without flock: the pid alone tells
+        os.close(fd)
+        return
+    with _HELD_LOCK:
+        _HELD[path] = fd
+
+
+def _release(path: Path) -> None:
+    with _HELD_LOCK:
+        fd = _HELD.pop(path, None)
+    if fd is not None:
+        os.close(fd)
 
 
 def remove_tree(path: Path) -> None:
+    _release(path)
     shutil.rmtree(path, ignore_errors=True)
 
 
 def remove_tree_later(path: Path) -> None:
     """Delete a scratch copy without waiting for it (the verdict is already written)."""
-    import subprocess
+    _release(path)
+    _remove_later([path])
 
+
+def _remove_later(paths: Sequence[Path]) -> None:
+    """One ``rm -rf`` in its own session for all of ``paths``, not waited for."""
     try:
         subprocess.Popen(
-            ["rm", "-rf", "--", str(path)],
+            ["rm", "-rf", "--", *map(str, paths)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
     except OSError:
-        remove_tree(path)
+        for path in paths:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def sweep_scratch(parents: Iterable[Path] | None = None) -> list[Path]:
+    """Remove the folders of :func:`make_scratch` that a killed run left in ``parents``
+    (default: :func:`scratch_parents`), without waiting for the removal; the folders swept.
+
+    A folder is swept only when everything says its owner is gone: its name is one of ours,
+    it is a real folder (not a link) of this user, no process has its pid here, and nothing
+    holds its lock."""
+    swept = [
+        Path(entry.path)
+        for parent in (scratch_parents() if parents is None else parents)
+        for entry in _owned_entries(parent)
+        if _orphaned(entry)
+    ]
+    if swept:
+        _remove_later(swept)
+    return swept
+
+
+def _owned_entries(parent: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(parent) as entries:
+            return [entry for entry in entries if _OWNED_NAME.fullmatch(entry.name)]
+    except OSError:
+        return []
+
+
+def _orphaned(entry: os.DirEntry[str]) -> bool:
+    match = _OWNED_NAME.fullmatch(entry.name)
+    if match is None:
+        return False
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        return False
+    return not _pid_alive(int(match[1])) and not _locked(entry.path)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: a process of another user has it; anything else: unsure
+        return True
+    return True
+
+
+def _locked(path: str) -> bool:
+    """Whether a live process holds the folder's lock (see :func:`make_scratch`)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return True  # gone, or not ours to open: leave it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False  # no flock here: the pid already said the owner is gone
+    finally:
+        os.close(fd)
+    return False
 
 
 def purge_bytecode(root: Path, exported: Iterable[str]) -> None:

@@ -26,7 +26,7 @@ import pytest
 
 from pytest_loopcontract.contract.model import parse_contract
 from pytest_loopcontract.fsio import utc_now
-from pytest_loopcontract.verdict_tests import verdict_records
+from pytest_loopcontract.verdict_outcomes import verdict_records
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate
 from pytest_loopcontract.verifier.results import RunResults, TestRecord
 from pytest_loopcontract.verifier.run_outcome import run_errors

@@ -44,7 +44,7 @@ PURE = [
     "pytest_loopcontract.contest.bracket",
     "pytest_loopcontract.loop.progress",
     "pytest_loopcontract.reason",
-    "pytest_loopcontract.words",
+    "pytest_loopcontract.plural",
 ]
 IO_MODULES = {
     "os", "subprocess", "shutil", "socket", "sqlite3", "tempfile", "pathlib", "io", "time",
@@ -143,7 +143,7 @@ def test_the_package_has_no_import_cycles() -> None:
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundations", frozenset({
         "errors", "fsio", "locks", "chain", "statedir", "processes", "reason", "idsets",
-        "idtext", "words", "verdict_tests", "verdict", "workspace", "history", "hooks",
+        "idtext", "plural", "verdict_outcomes", "verdict", "workspace", "history", "hooks",
         "hookspecs",
     })),
     ("contract", frozenset({"contract"})),

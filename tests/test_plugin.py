@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_loopcontract.verdict_tests import verdict_records
+from pytest_loopcontract.verdict_outcomes import verdict_records
 from testing.repos import assert_valid_verdict
 
 pytest_plugins = ["pytester"]

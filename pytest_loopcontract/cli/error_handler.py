@@ -7,10 +7,12 @@ prefixed by the error's ``label`` when it has one, and the exit code the error c
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 
 from pytest_loopcontract.cli.output import err
 from pytest_loopcontract.errors import LoopContractError
+from pytest_loopcontract.processes import Stopped
 
 __all__ = ["EXIT_INTERRUPTED", "message_of", "run_command"]
 
@@ -28,6 +30,9 @@ def run_command(call: Callable[[], int]) -> int:
         return call()
     except LoopContractError as exc:
         err(message_of(exc))
+        return exc.exit_code
+    except Stopped as exc:
+        err("interrupted" if exc.signum == signal.SIGINT else f"stopped by {exc}")
         return exc.exit_code
     except KeyboardInterrupt:
         err("interrupted")

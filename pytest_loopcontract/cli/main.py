@@ -47,18 +47,23 @@ def _run_baseline(a: Namespace) -> int:
 
 
 def _run_verify(a: Namespace) -> int:
-    from pytest_loopcontract.cli.commands.verify import verify
+    from pytest_loopcontract.processes import stopping_on_signals
 
-    return verify(
-        candidate=a.candidate,
-        verdict=a.verdict,
-        keep_scratch=a.keep_scratch,
-        python=a.python,
-        as_json=a.json,
-        junit_xml=a.junit_xml,
-        sarif=a.sarif,
-        quiet=a.quiet,
-    )
+    # Ctrl-C and SIGTERM (a CI cancel, ``timeout``) stop the run at once: the sandbox ends and
+    # the scratch folders go before the exit (130 / 143). Taken before the verifier's imports.
+    with stopping_on_signals():
+        from pytest_loopcontract.cli.commands.verify import verify
+
+        return verify(
+            candidate=a.candidate,
+            verdict=a.verdict,
+            keep_scratch=a.keep_scratch,
+            python=a.python,
+            as_json=a.json,
+            junit_xml=a.junit_xml,
+            sarif=a.sarif,
+            quiet=a.quiet,
+        )
 
 
 def _run_loop(a: Namespace) -> int:

@@ -20,7 +20,7 @@ from pytest_loopcontract.contest.run_state import Candidate, RunState
 from pytest_loopcontract.contest.scoring import Scoring
 from pytest_loopcontract.contest.screening import screen
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun
-from pytest_loopcontract.words import plural
+from pytest_loopcontract.plural import plural
 from pytest_loopcontract.workspace import diff_text
 
 __all__ = ["adjudicate"]

@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.contest.ledger import Ledger
-from pytest_loopcontract.contest.ledger_queries import NOT_REPORTED
+from pytest_loopcontract.contest.ledger.queries import NOT_REPORTED
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import canonical_json, utc_stamp
 

@@ -1,6 +1,6 @@
 """The error a contest raises when it cannot start or cannot go on.
 
-Why a module of its own: the engine, the result reader and the human gate all raise it, and
+The engine, the result reader and the human gate all raise it, and
 the CLI maps it to its exit code in one place; keeping it apart means none of them imports the
 others just to name the error.
 """

@@ -26,8 +26,8 @@ from pytest_loopcontract.contest.worktrees import (
     remove_checkout,
 )
 from pytest_loopcontract.fsio import write_text_atomic
+from pytest_loopcontract.plural import plural
 from pytest_loopcontract.verifier.snapshot import snapshot_worktree
-from pytest_loopcontract.words import plural
 from pytest_loopcontract.workspace import WorkspaceError, changed_paths
 
 __all__ = ["generate"]

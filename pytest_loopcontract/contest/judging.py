@@ -30,7 +30,7 @@ from pytest_loopcontract.contest.packets import JudgeBrief, build_packet, write_
 from pytest_loopcontract.contest.redaction import redact_secrets
 from pytest_loopcontract.contest.replies import DiscardedCell, ParsedReply, parse_reply
 from pytest_loopcontract.contest.seat_model import STATUSES
-from pytest_loopcontract.words import plural
+from pytest_loopcontract.plural import plural
 
 __all__ = [
     "ASK_STATUSES",

@@ -45,6 +45,7 @@ from pytest_loopcontract.contest.screening import screen
 from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
 from pytest_loopcontract.contract.model import Contract, working_copy
 from pytest_loopcontract.fsio import utc_now, write_text_atomic
+from pytest_loopcontract.plural import plural
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier.baseline import (
     BaselineRecord,
@@ -52,7 +53,6 @@ from pytest_loopcontract.verifier.baseline import (
     take_baseline,
 )
 from pytest_loopcontract.verifier.verify import pinned_contract
-from pytest_loopcontract.words import plural
 from pytest_loopcontract.workspace import WorkspaceError, git
 
 __all__ = ["run_contest"]

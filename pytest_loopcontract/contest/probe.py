@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.contest.ledger import Ledger
-from pytest_loopcontract.contest.ledger_rows import PROBE_RESULTS
+from pytest_loopcontract.contest.ledger.rows import PROBE_RESULTS
 from pytest_loopcontract.contest.panel import save_seat_log
 from pytest_loopcontract.contest.prompting import contest_prompt
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
+from pytest_loopcontract.plural import plural
 from pytest_loopcontract.verdict import VerdictView
-from pytest_loopcontract.words import plural
 
 __all__ = ["contest_prompt", "retry_notes"]
 

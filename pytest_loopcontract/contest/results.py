@@ -1,6 +1,6 @@
 """The run result document: the parts both sides build alike, and the file on disk.
 
-Why here: the document (``result.json``, shape in ``schemas/contest_result.schema.json``) is
+The document (``result.json``, shape in ``schemas/contest_result.schema.json``) is
 what every report renders and what the human gate decides on. A local run and the GitHub
 Action build it from different sources, so the parts they share (the contract block, an empty
 gate summary) are written once here; and reading a past run back (the named one or the newest)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_loopcontract.contest.ledger_rows import LedgerError, text_field
+from pytest_loopcontract.contest.ledger.rows import LedgerError, text_field
 from pytest_loopcontract.fsio import utc_stamp
 from pytest_loopcontract.locks import HolderLock, LockBusy, holder_of, pid_alive, this_process
 

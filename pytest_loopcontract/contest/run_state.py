@@ -1,6 +1,6 @@
 """The state of one local contest run, shared by its phases.
 
-Why a module of its own: generating, screening, judging and recording each read and fill the
+Generating, screening, judging and recording each read and fill the
 same candidates and write to the same ledger, from several threads at once. One object holds
 what they share (the run's identity, the pinned contract, the ledger behind its lock, the
 progress file, the escalations) so each phase can live in its own module and take just this.

@@ -1,7 +1,7 @@
 """The gate phase of a local contest: every candidate verified, then stopped at the first gate
 rank it fails.
 
-Why here and this way: the verdict comes from the isolated launcher (the one ``loop-contract
+The verdict comes from the isolated launcher (the one ``loop-contract
 verify`` uses), never from the seat; each distinct tree is verified once and identical trees
 share the verdict (and the ledger says which seats handed in the same tree); and where a
 candidate stops is :func:`~.standing.gate_stage`'s single reading of the verdict, so the

@@ -1,6 +1,6 @@
 """What a GitHub Actions job hands a step: the repository, the event, outputs and the summary.
 
-Why a module of its own: every mode reads the same environment variables, and writes outputs
+Every mode reads the same environment variables, and writes outputs
 and the job summary the same careful way (a multi-line value through a random delimiter, a
 summary capped under GitHub's 1 MiB limit), so none of them formats ``$GITHUB_OUTPUT`` by hand.
 """

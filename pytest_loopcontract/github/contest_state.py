@@ -1,6 +1,6 @@
 """The contest's state file on the data branch: ``loop-contract/<id>/state.json``.
 
-Why a module of its own: publish writes it, the gate reads and rewrites it, and both must agree
+Publish writes it, the gate reads and rewrites it, and both must agree
 on where it lives and on what "no state yet" looks like. Before the first publish the data
 branch does not exist, and GitHub answers the read with 404 "No commit found for the ref
 loop-contract-data" (not "Not Found"), so absence is decided by :func:`.missing.is_missing`.
@@ -20,7 +20,7 @@ from typing import Any
 from github.GithubException import GithubException
 from github.Repository import Repository
 
-from pytest_loopcontract.github.missing import is_missing
+from pytest_loopcontract.github.not_found import is_missing
 from pytest_loopcontract.github.records import record_writer
 
 __all__ = [

@@ -37,7 +37,7 @@ from typing import Any
 from github.GithubException import GithubException
 from github.Repository import Repository
 
-from pytest_loopcontract.github.missing import is_missing
+from pytest_loopcontract.github.not_found import is_missing
 
 __all__ = [
     "ACTIONS_APP_ID",

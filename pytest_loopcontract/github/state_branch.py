@@ -36,7 +36,7 @@ from github.InputGitTreeElement import InputGitTreeElement
 from github.Repository import Repository
 
 from pytest_loopcontract.errors import LoopContractError
-from pytest_loopcontract.github.missing import is_missing
+from pytest_loopcontract.github.not_found import is_missing
 
 __all__ = [
     "DATA_BRANCH",

@@ -40,7 +40,7 @@ from github.PullRequest import PullRequest
 from github.Repository import Repository
 
 from pytest_loopcontract.contract.model import Contract
-from pytest_loopcontract.github.missing import is_missing
+from pytest_loopcontract.github.not_found import is_missing
 from pytest_loopcontract.github.pulls import CandidatePR, is_commit_sha
 from pytest_loopcontract.workspace import match_glob
 

@@ -1,7 +1,6 @@
 """The history's records, and how a history file's bytes become them. Pure: no I/O.
 
-Why apart from :mod:`pytest_loopcontract.history` (which reads and appends the file):
-the reducer, the budget and the status page fold records without touching a file, and the
+The reducer, the budget and the status page fold records without touching a file, and the
 parse is the hot path of a rebuild (100,000 lines), tuned on its own. A line links to the one
 before it by :mod:`pytest_loopcontract.chain`; :func:`scan` names every link that does not
 hold by its line number, and a cut-short last line (a crash mid-append) as a :class:`TornLine`.

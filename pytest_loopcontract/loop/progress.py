@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_loopcontract.words import plural
+from pytest_loopcontract.plural import plural
 
 __all__ = ["no_progress", "oscillating", "stalled"]
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import utc_now, write_json_atomic
+from pytest_loopcontract.plural import plural
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import EXIT_BASELINE, DodResult
 from pytest_loopcontract.verifier import gates, observe
@@ -44,7 +45,6 @@ from pytest_loopcontract.verifier.stability import outcome_changes, repeat_runs
 from pytest_loopcontract.verifier.suite_writes import stamp_tree, suite_writes
 from pytest_loopcontract.verifier.tamper.capabilities import baseline_settings
 from pytest_loopcontract.verifier.tamper.pins import protected_paths
-from pytest_loopcontract.words import plural
 from pytest_loopcontract.workspace import (
     DEFAULT_PROTECT,
     Pin,

@@ -8,7 +8,6 @@ gathered around the run (pins, diff, cross-checks) differ between them.
 from __future__ import annotations
 
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from pytest_loopcontract.verifier import gates
 from pytest_loopcontract.verifier.hidden import withhold_messages
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.verdict_frame import contract_summary, run_timing
+from pytest_loopcontract.workspace import scratch_folder
 
 __all__ = [
     "Evidence",
@@ -85,8 +85,8 @@ def run_command_gate(
 
     The command runs over the candidate's tree, so in an isolated run it is confined too."""
     argv = confine(list(gate.run)) if confine is not None else list(gate.run)
-    with tempfile.TemporaryDirectory(prefix="loopcontract-cmd-") as tmp:
-        out = Path(tmp) / "output"
+    with scratch_folder("loopcontract-cmd-") as tmp:
+        out = tmp / "output"
         with out.open("wb") as fh:
             try:
                 proc = spawn(argv, cwd=workdir, env=env, stdout=fh, stderr=subprocess.STDOUT)
@@ -105,6 +105,9 @@ def run_command_gate(
             except subprocess.TimeoutExpired:
                 kill_group(proc)
                 code, error = None, f"timed out after {gate.timeout:g}s"
+            except BaseException:  # stopped (Ctrl-C, SIGTERM): the command ends with the run
+                kill_group(proc)
+                raise
         return gates.evaluate_command(
             gate.id, gate.run, gate.expect_exit, code, read_tail(out, OUTPUT_TAIL_BYTES), error
         )
@@ -118,9 +121,7 @@ def outcomes_with_collect_errors(results: RunResults) -> dict[str, str]:
     return outcomes
 
 
-def _blame_collection_errors(
-    dod: list[DodResult], errored: Iterable[str]
-) -> list[DodResult]:
+def _blame_collection_errors(dod: list[DodResult], errored: Iterable[str]) -> list[DodResult]:
     """A selector that matched nothing because its file failed to import is an error, not
     a missing test: the agent broke the import, it did not hide the test."""
     prefixes = [e for e in errored if e]

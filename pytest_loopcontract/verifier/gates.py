@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
+from pytest_loopcontract.plural import plural
 from pytest_loopcontract.verdict import DodResult, GateResult
-from pytest_loopcontract.words import plural
 
 __all__ = [
     "compare",

@@ -19,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_loopcontract.processes import kill_group, read_tail, spawn
+from pytest_loopcontract.processes import STOP_GRACE, kill_group, read_tail, spawn
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import observe
 from pytest_loopcontract.verifier.results import RunResults
@@ -38,6 +37,7 @@ from pytest_loopcontract.verifier.sandbox import (
     extra_writable,
 )
 from pytest_loopcontract.verifier.testenv import TestEnv, probe_test_env, resolve_python
+from pytest_loopcontract.workspace import scratch_folder
 
 if TYPE_CHECKING:
     from pytest_loopcontract.contract.model import Contract
@@ -239,18 +239,29 @@ def _wait_watched(
 def _wait(
     proc: subprocess.Popen[bytes], timeout: float, poll: Callable[[], None] | None = None
 ) -> tuple[int | None, bool]:
-    """Wait for the confined run; on timeout ask the reaper to end it, then kill the group."""
+    """Wait for the confined run; on timeout ask the reaper to end it, then kill the group.
+    Stopped (Ctrl-C, SIGTERM) or failed while waiting, the run is ended the same way, with a
+    shorter grace, before the exception goes on: nothing of it outlives this call."""
     try:
         return _wait_watched(proc, timeout, poll), False
     except subprocess.TimeoutExpired:
         pass
+    except BaseException:
+        _end(proc, STOP_GRACE)
+        raise
+    _end(proc, TERM_GRACE)
+    return None, True
+
+
+def _end(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM to the run's leader (the reaper kills what it holds; bwrap takes its PID
+    namespace down with it), then SIGKILL to its group after ``grace`` seconds."""
     with contextlib.suppress(ProcessLookupError):
         proc.send_signal(signal.SIGTERM)
     try:
-        proc.wait(timeout=TERM_GRACE)
+        proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         kill_group(proc)
-    return None, True
 
 
 def _spawn_confined(
@@ -336,8 +347,7 @@ def run_pytest(
     the capability policy's settings (:mod:`tamper.capabilities`)."""
     python = testenv.python if testenv is not None else sys.executable
     confined = confinement or Confinement(PROCESS)
-    with tempfile.TemporaryDirectory(prefix="loopcontract-run-") as tmp:
-        private = Path(tmp)
+    with scratch_folder("loopcontract-run-") as private:
         injected = inject_inner(private / "inject")
         raw, output, report = private / "results.json", private / "output.log", private / "reaper"
         env = child_env(autoload, testenv, workdir, [injected], write_bytecode=write_bytecode)

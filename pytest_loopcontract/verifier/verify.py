@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -69,6 +68,7 @@ from pytest_loopcontract.workspace import (
     remove_tree,
     remove_tree_later,
     sha256_bytes,
+    sweep_scratch,
     write_pinned,
 )
 
@@ -529,10 +529,14 @@ def _run_session(
 ) -> tuple[dict[str, Any], PytestRun, float]:
     """Prepare the scratch copy, judge the candidate in it, then clean up.
 
-    Returns the verdict, the main run and the launcher's own seconds (not the main run's)."""
-    scratch = make_scratch(tree_bytes=session.candidate.size)
-    private = Path(tempfile.mkdtemp(prefix="loopcontract-private-"))
+    Returns the verdict, the main run and the launcher's own seconds (not the main run's).
+    A run that is stopped (Ctrl-C, SIGTERM) or fails has ended its children by the time the
+    exception reaches here (:func:`run_pytest`); its folders are removed before it goes on,
+    not after the process exits."""
+    scratch = make_scratch(tree_bytes=session.candidate.size, keep=keep_scratch)
+    private = make_scratch("loopcontract-private-")
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loopcontract-gather")
+    judged = False
     try:
         gathering = pool.submit(_gather, session, history)
         observe.phase("preparing the scratch copy")
@@ -541,11 +545,13 @@ def _run_session(
         main = _MainRun(scratch, nonce, started, coverage)
         document, run, in_run = _judge(session, gathering, main, history)
         launcher_seconds = time.monotonic() - started[1] - in_run
+        judged = True
     finally:
-        pool.shutdown(wait=True)
+        pool.shutdown(wait=True, cancel_futures=True)
         remove_hidden(scratch, session.hidden)
         if not keep_scratch:
-            remove_tree_later(scratch)
+            # judged: the verdict waits for nothing; else (stopped, failed) gone before we are
+            (remove_tree_later if judged else remove_tree)(scratch)
         remove_tree(private)
     return document, run, launcher_seconds
 
@@ -559,8 +565,11 @@ def verify(
     history: History | None = None,
     python: str | None = None,
 ) -> VerifyOutcome:
-    """Verify the working tree (or ``candidate_ref``) of ``root`` against its baseline."""
+    """Verify the working tree (or ``candidate_ref``) of ``root`` against its baseline.
+
+    Scratch folders that earlier runs, killed outright, left behind are swept first."""
     started, t0 = utc_now(), time.monotonic()
+    sweep_scratch()
     observe.phase("reading the baseline and the candidate")
     baseline = load_baseline(root)
     contract = pinned_contract(root, baseline)

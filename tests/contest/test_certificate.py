@@ -27,7 +27,7 @@ from pytest_loopcontract.contest.certificate import (
     verify,
 )
 from pytest_loopcontract.contest.ledger import Ledger
-from pytest_loopcontract.contest.ledger_queries import NOT_REPORTED
+from pytest_loopcontract.contest.ledger.queries import NOT_REPORTED
 from pytest_loopcontract.fsio import canonical_json
 
 CID = "slugify"

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from pytest_loopcontract.chain import ZERO_HASH
 from pytest_loopcontract.contest.ledger import Ledger, verify_file
-from pytest_loopcontract.contest.ledger_queries import NOT_REPORTED, Agreement, Totals, WinRate
-from pytest_loopcontract.contest.ledger_rows import Entry, LedgerError, row_hash
+from pytest_loopcontract.contest.ledger.queries import NOT_REPORTED, Agreement, Totals, WinRate
+from pytest_loopcontract.contest.ledger.rows import Entry, LedgerError, row_hash
 from pytest_loopcontract.contest.run_lock import RunBusy
 from pytest_loopcontract.fsio import canonical_json
 

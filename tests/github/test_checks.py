@@ -19,7 +19,7 @@ from pytest_loopcontract.github.checks import (
     post_check_run,
 )
 from pytest_loopcontract.github.client import make_github
-from pytest_loopcontract.verdict_tests import pack_tests
+from pytest_loopcontract.verdict_outcomes import pack_tests
 from testing.fake_github import FakeGitHub
 from testing.github_data import DATA
 from testing.verdicts import passing_verdict

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from pytest_loopcontract.idsets import unpack_ids
-from pytest_loopcontract.verdict_tests import verdict_outcomes, verdict_records
+from pytest_loopcontract.verdict_outcomes import verdict_outcomes, verdict_records
 from testing.verifier_project import (
     FIXED,
     PYPROJECT,

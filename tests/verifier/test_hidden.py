@@ -23,7 +23,7 @@ from pytest_loopcontract.contest.prompting import retry_notes
 from pytest_loopcontract.contest.standing import gate_summary
 from pytest_loopcontract.contract.model import load_contract
 from pytest_loopcontract.loop.prompt import build_prompt
-from pytest_loopcontract.verdict_tests import verdict_records
+from pytest_loopcontract.verdict_outcomes import verdict_records
 from pytest_loopcontract.verifier.hidden import WITHHELD, HiddenFile, scrub_quotes
 from pytest_loopcontract.verifier.snapshot import snapshot_worktree
 from pytest_loopcontract.workspace import diff_text

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_loopcontract.contract.model import ContractError, parse_contract
 from pytest_loopcontract.idsets import unpack_ids
-from pytest_loopcontract.verdict_tests import verdict_outcomes
+from pytest_loopcontract.verdict_outcomes import verdict_outcomes
 from pytest_loopcontract.verifier.stability import outcome_changes
 from testing.verifier_project import (
     FIXED,

@@ -9,7 +9,7 @@ from pytest_loopcontract.cli.repo import contract_file
 from pytest_loopcontract.contract.model import Contract, load_contract
 from pytest_loopcontract.contract.readiness import readiness_error
 from pytest_loopcontract.errors import CommandError, ContractError
-from pytest_loopcontract.words import plural
+from pytest_loopcontract.plural import plural
 from pytest_loopcontract.workspace import WorkspaceError, find_repo
 
 __all__ = ["check"]

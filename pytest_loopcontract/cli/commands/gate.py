@@ -9,7 +9,7 @@ from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import repo_root
 from pytest_loopcontract.contest.errors import ContestError
 from pytest_loopcontract.contest.gate import GateError, decide
-from pytest_loopcontract.contest.ledger_rows import LedgerError
+from pytest_loopcontract.contest.ledger.rows import LedgerError
 from pytest_loopcontract.errors import CommandError
 
 __all__ = ["EXIT_GATE_REFUSED", "gate"]

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.contest.ledger import verify_file
-from pytest_loopcontract.contest.ledger_verify import VerifyResult
+from pytest_loopcontract.contest.ledger.integrity import VerifyResult
 from pytest_loopcontract.errors import CommandError
+from pytest_loopcontract.plural import plural
 from pytest_loopcontract.verdict import EXIT_TAMPER
-from pytest_loopcontract.words import plural
 
 __all__ = ["verify"]
 

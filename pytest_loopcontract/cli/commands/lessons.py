@@ -13,8 +13,8 @@ from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.lessons.prompt import prompt_block
 from pytest_loopcontract.contest.panel import lesson_scope
 from pytest_loopcontract.contract.model import ContestSettings, Contract, working_copy
+from pytest_loopcontract.plural import plural
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.words import plural
 
 __all__ = ["lessons"]
 

@@ -1,6 +1,6 @@
 """One draft lesson per kind of failed gate: tampering, a hard gate, a measured gate, an error.
 
-Why its own module: each kind of failure has its own wording of the rule (what to never do
+Each kind of failure has its own wording of the rule (what to never do
 again, or what to check before finishing) and its own evidence, and these tables are what a
 maintainer edits when the verifier learns a new finding code. Every field is read through
 :mod:`.evidence`, never from a candidate's own text."""
@@ -26,7 +26,7 @@ from pytest_loopcontract.contest.lessons.evidence import (
     with_unit,
 )
 from pytest_loopcontract.contest.lessons.model import Draft
-from pytest_loopcontract.words import plural
+from pytest_loopcontract.plural import plural
 
 __all__ = [
     "error_draft",

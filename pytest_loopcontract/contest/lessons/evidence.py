@@ -1,7 +1,7 @@
 """Verifier evidence made inert for a prompt: names squeezed to safe tokens, numbers and codes
 checked, text cut to one bounded line.
 
-Why its own module: a lesson ends up in another agent's prompt, so every field it quotes must
+A lesson ends up in another agent's prompt, so every field it quotes must
 be something the verifier produced and that a candidate cannot turn into a sentence. The
 drafts (:mod:`.drafts`) read a verdict only through these helpers."""
 

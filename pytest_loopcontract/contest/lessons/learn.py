@@ -1,6 +1,6 @@
 """The lesson a failed verdict teaches: its deciding gate, in rank order, turned into a rule.
 
-Why its own module: which gate decides (tampering, then the first failing hard gate, then the
+Which gate decides (tampering, then the first failing hard gate, then the
 first failing measured gate, else the reason codes) is the one rule that keeps a lesson's cause
 unambiguous; the wording is in :mod:`.drafts`, the record in :mod:`.model`."""
 

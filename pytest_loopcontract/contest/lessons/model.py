@@ -1,6 +1,6 @@
 """The lesson record: one rule learned from a failed gate, with a stable id and a UTC stamp.
 
-Why its own module: the store, the route table, the reports and the prompt all hold lessons,
+The store, the route table, the reports and the prompt all hold lessons,
 and each must trust that a lesson it reads is whole (a dotted domain, a known kind, a 16-digit
 id, one-line text fields); the checks live on the record itself, so no reader re-checks them."""
 

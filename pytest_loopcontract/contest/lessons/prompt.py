@@ -1,6 +1,6 @@
 """The lessons' prompt block: ranked lessons under a hard character cap that says what it dropped.
 
-Why its own module: the block goes into a seat's prompt, so it must never exceed its budget
+The block goes into a seat's prompt, so it must never exceed its budget
 and never silently lose rules; and it prints a lesson's rule and evidence, never its seat."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from pytest_loopcontract.contest.lessons.evidence import one_line
 from pytest_loopcontract.contest.lessons.model import EVIDENCE_CHARS, RULE_CHARS, Lesson
-from pytest_loopcontract.words import plural
+from pytest_loopcontract.plural import plural
 
 __all__ = [
     "HEADER",

@@ -1,6 +1,6 @@
 """Which lessons apply to a task, best first: by the dotted domain path, then tags, then age.
 
-Why its own module: the store ranks thousands of lessons per lookup, and the rule (the exact
+The store ranks thousands of lessons per lookup, and the rule (the exact
 domain, its ancestors and descendants, never siblings) must be one reading for the store, the
 prompt and the tests."""
 

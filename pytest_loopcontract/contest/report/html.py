@@ -1,6 +1,6 @@
 """The contest report as one self-contained HTML page.
 
-Why a module of its own: the page is opened from an artifact, offline, by a person who trusts
+The page is opened from an artifact, offline, by a person who trusts
 it, so it carries inline CSS, no script and no external URL, under a Content-Security-Policy
 that forbids loading anything; it stays inert even if an escape were missed. Every seat string
 goes through :func:`~.markup.escape_html`; the facts come from :class:`~.view.ReportView`, the

@@ -1,6 +1,6 @@
 """The contest report as GitHub-flavoured markdown: a pull-request comment or a job summary.
 
-Why a module of its own: markdown on GitHub links mentions, references and URLs and renders
+Markdown on GitHub links mentions, references and URLs and renders
 HTML, so every seat string goes through :mod:`.markup`'s markdown escapes here; and a comment
 has a hard size limit, so the page is built as sections that drop (least useful first) until
 it fits, ending with a note that says what was left out and where the full report is. The
@@ -21,7 +21,7 @@ from pytest_loopcontract.contest.report.markup import (
     mermaid_label,
 )
 from pytest_loopcontract.contest.report.view import Dissent, LessonFacts, ReportView, Result
-from pytest_loopcontract.words import plural
+from pytest_loopcontract.plural import plural
 
 __all__ = ["MARKDOWN_MAX_CHARS", "render_markdown"]
 

@@ -1,6 +1,6 @@
 """The HTML report's style sheet and Content-Security-Policy.
 
-Why apart from the page builder: the page is one self-contained file, so its CSS is inline,
+The page is one self-contained file, so its CSS is inline,
 and the policy that forbids loading anything (no script, no external URL, no form target) is
 the last guard if an escape were ever missed; both are constants a reviewer should find and
 read on their own, not between the functions that build the page.

@@ -1,6 +1,6 @@
 """The contest report for a terminal: plain text, no escape sequence from any seat.
 
-Why a module of its own: a terminal interprets control characters, so every string that came
+A terminal interprets control characters, so every string that came
 from a seat goes through :func:`~.markup.plain_text` here, cut to a length; the facts come from
 :class:`~.view.ReportView`, the same view the markdown and HTML pages read. Pure string building.
 """

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_loopcontract.words import plural
+from pytest_loopcontract.plural import plural
 
 __all__ = [
     "AGENT_LABEL",

@@ -1,6 +1,6 @@
 """Reports other tools read (JUnit XML, SARIF 2.1.0), built from the verdict the launcher wrote.
 
-Why here and not in pytest: a candidate's code and ``conftest.py`` load beside pytest's own
+A candidate's code and ``conftest.py`` load beside pytest's own
 writers (``--junitxml``) and can rewrite what they produce. These reports are composed by the
 launcher process from the verdict it computed and the history it already trusts, so a reader
 of the JUnit file or the code-scanning alerts sees exactly what the verdict says.

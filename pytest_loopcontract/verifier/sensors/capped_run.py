@@ -66,7 +66,11 @@ def run_capped(
     )
     stderr = Capture(0, _STDERR_TAIL_BYTES)
     pumps = [start_pump(proc.stdout, stdout), start_pump(proc.stderr, stderr)]
-    in_time = _finished_in_time(proc, pumps, time.monotonic() + timeout)
+    try:
+        in_time = _finished_in_time(proc, pumps, time.monotonic() + timeout)
+    except BaseException:  # stopped (Ctrl-C, SIGTERM): the sensor ends with the run
+        kill_group(proc)
+        raise
     if not in_time:
         kill_group(proc)
         for pump in pumps:

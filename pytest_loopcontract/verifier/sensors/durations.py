@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from pytest_loopcontract.contract.model import MeasuredGate
+from pytest_loopcontract.plural import plural
 from pytest_loopcontract.verifier.results import TestRecord
 from pytest_loopcontract.verifier.sensors.common import dispatch
 from pytest_loopcontract.verifier.sensors.protocol import (
@@ -19,7 +20,6 @@ from pytest_loopcontract.verifier.sensors.protocol import (
     SensorContext,
     Unavailable,
 )
-from pytest_loopcontract.words import plural
 
 __all__ = ["duration_source", "tests_source"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from pytest_loopcontract.verdict_tests import pack_tests
+from pytest_loopcontract.verdict_outcomes import pack_tests
 from pytest_loopcontract.verifier.reports.junit import junit_xml
 from testing.report_schemas import junit_errors
 from testing.verdicts import passing_verdict

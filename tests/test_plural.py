@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_loopcontract.words import plural
+from pytest_loopcontract.plural import plural
 
 
 @pytest.mark.parametrize(

@@ -37,8 +37,8 @@ issued on, so :func:`pytest_loopcontract.contest.certificate.verify` catches a t
 rewritten ledger.
 
 The rows themselves (kinds, payload checks, the seal) are
-:mod:`pytest_loopcontract.contest.ledger_rows`; the questions asked of them
-:mod:`pytest_loopcontract.contest.ledger_queries`; the run lock
+:mod:`pytest_loopcontract.contest.ledger.rows`; the questions asked of them
+:mod:`pytest_loopcontract.contest.ledger.queries`; the run lock
 :mod:`pytest_loopcontract.contest.run_lock`.
 """
 
@@ -53,8 +53,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.chain import ZERO_HASH
-from pytest_loopcontract.contest.ledger_queries import LedgerQueries
-from pytest_loopcontract.contest.ledger_rows import (
+from pytest_loopcontract.contest.ledger.integrity import VerifyResult, link_problem, walk_chain
+from pytest_loopcontract.contest.ledger.queries import LedgerQueries
+from pytest_loopcontract.contest.ledger.rows import (
     Entry,
     LedgerError,
     Row,
@@ -62,11 +63,10 @@ from pytest_loopcontract.contest.ledger_rows import (
     prepare,
     row_hash,
 )
-from pytest_loopcontract.contest.ledger_verify import VerifyResult, link_problem, walk_chain
 from pytest_loopcontract.contest.run_lock import RunHolder, RunLock
 from pytest_loopcontract.contest.sqlite_file import SqliteFile, immediate
 from pytest_loopcontract.fsio import utc_stamp
-from pytest_loopcontract.words import plural
+from pytest_loopcontract.plural import plural
 
 __all__ = ["SCHEMA_VERSION", "Ledger", "verify_file"]
 

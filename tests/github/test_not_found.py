@@ -22,7 +22,7 @@ from pytest_loopcontract.github.contest_state import (
     state_path,
     write_state,
 )
-from pytest_loopcontract.github.missing import is_missing
+from pytest_loopcontract.github.not_found import is_missing
 from pytest_loopcontract.github.state_branch import read_file
 from testing.fake_github import FakeGitHub
 

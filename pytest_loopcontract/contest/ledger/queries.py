@@ -1,6 +1,6 @@
 """What the ledger answers: a run's totals, win rates, cost per validity point, agreement.
 
-Why apart from the file: these are read-only SQL over the ``rows`` table, for the certificate
+These are read-only SQL over the ``rows`` table, for the certificate
 and for calibration; :class:`~pytest_loopcontract.contest.ledger.Ledger` calls them on its
 connection. Only reported figures are summed: "not reported" is never a zero.
 """
@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from pytest_loopcontract.contest.ledger_rows import MAX_TOKENS, PROBE_RESULTS, LedgerError
+from pytest_loopcontract.contest.ledger.rows import MAX_TOKENS, PROBE_RESULTS, LedgerError
 
 __all__ = [
     "NOT_REPORTED",

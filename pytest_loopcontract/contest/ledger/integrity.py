@@ -1,6 +1,6 @@
 """Verifying the ledger's chain: walk the rows, name the first that does not seal, and why.
 
-Why apart from the file: the walk is the ledger's one hot loop (100,000 rows well inside a
+The walk is the ledger's one hot loop (100,000 rows well inside a
 second) and its diagnosis is words for a person; ``Ledger.verify``
 (:mod:`pytest_loopcontract.contest.ledger`) runs it inside one read transaction. Links are
 judged the way the history's are (:func:`pytest_loopcontract.chain.link_fault`).
@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from pytest_loopcontract.chain import ZERO_HASH, link_fault, seal
-from pytest_loopcontract.contest.ledger_rows import row_body
+from pytest_loopcontract.contest.ledger.rows import row_body
 
 __all__ = ["VerifyResult", "Walk", "link_problem", "walk_chain"]
 

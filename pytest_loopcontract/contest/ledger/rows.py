@@ -1,12 +1,12 @@
 """The ledger's rows: their kinds, what each payload must hold, and the seal of one row.
 
-Why apart from the file (:mod:`pytest_loopcontract.contest.ledger`): a row is checked and
+A row is checked and
 sealed before any SQLite is touched, so a bad entry fails loudly with nothing written, and the
 seal is one pure function the writer, the verifier and the tests share. Pure: no I/O.
 
 Row kinds and their payloads (``seat``/``family`` are columns, not payload keys). Keys marked
 *checked* are validated before a row is appended, because the ledger's queries
-(:mod:`pytest_loopcontract.contest.ledger_queries`) rely on them; other keys are free-form and
+(:mod:`pytest_loopcontract.contest.ledger.queries`) rely on them; other keys are free-form and
 shown as a convention.
 
 ``run_started``

@@ -1,6 +1,6 @@
 """Is this GitHub error "it does not exist"? GitHub says so in more than one way.
 
-Why a module of its own: the data branch does not exist before the first publish, and GitHub
+The data branch does not exist before the first publish, and GitHub
 answers a contents read at a ref that does not exist with 404 "No commit found for the ref
 <ref>", a missing file or git ref with 404 "Not Found", ``GET branches/<b>`` with 404 "Branch
 not found". PyGithub 2.x raises :class:`~github.GithubException.UnknownObjectException` only
