@@ -15,9 +15,9 @@ Measured per round, interleaved:
 
 * **anchor "one by one"**: ``verify()`` of each of the eight candidates in turn (the isolated
   launcher, exactly what ``loop-contract verify --candidate`` does), summed;
-* **phase**: :func:`pytest_loopcontract.contest.verification.verify_field` over the same eight,
-  with the parallelism a contest uses on this machine (``min(contest.parallel, CPUs)``); it
-  verifies each distinct tree once and shares the verdict.
+* **phase**: :func:`pytest_loopcontract.contest.field_verification.verify_field` over the
+  same eight, with the parallelism a contest uses on this machine
+  (``min(contest.parallel, CPUs)``); it verifies each distinct tree once and shares the verdict.
 
 Target: phase / anchor <= 0.6 (median over rounds). Also checked: the phase ran ``--distinct``
 verifications, not eight, and every candidate got a verdict equal in outcome to its one-by-one
@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "examples" / "contest"))
 
 from prepare import GIT_ENV, make_repo  # noqa: E402
 
-from pytest_loopcontract.contest.verification import verify_field  # noqa: E402
+from pytest_loopcontract.contest.field_verification import verify_field  # noqa: E402
 from pytest_loopcontract.verifier.baseline import take_baseline  # noqa: E402
 from pytest_loopcontract.verifier.verify import verify  # noqa: E402
 

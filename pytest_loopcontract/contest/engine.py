@@ -20,7 +20,7 @@ from pytest_loopcontract.contest.judging import JudgeOutcome
 from pytest_loopcontract.contest.matrix_model import AgreementLike, Cell, MatrixResult
 from pytest_loopcontract.contest.packets import CandidateView
 from pytest_loopcontract.contest.panel import PanelSettings, convene, matrix_document, task_of
-from pytest_loopcontract.contest.results import RESULT_SCHEMA_VERSION, contract_document
+from pytest_loopcontract.contest.result_file import RESULT_SCHEMA_VERSION, contract_document
 from pytest_loopcontract.contest.scoring import (
     Contender,
     Scoring,

@@ -24,7 +24,7 @@ from typing import Any
 from pytest_loopcontract.contest import certificate
 from pytest_loopcontract.contest.ledger import Ledger
 from pytest_loopcontract.contest.ledger.rows import Entry
-from pytest_loopcontract.contest.results import load_result, save_result
+from pytest_loopcontract.contest.result_file import load_result, save_result
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import utc_now, write_text_atomic
 from pytest_loopcontract.statedir import StateDir

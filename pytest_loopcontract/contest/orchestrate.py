@@ -35,11 +35,11 @@ from pytest_loopcontract.contest.lessons.learn import lesson_from_verdict
 from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.panel import PanelSettings, lesson_scope
 from pytest_loopcontract.contest.probe import ProbeError, probe_seat
-from pytest_loopcontract.contest.progress import RunProgress
-from pytest_loopcontract.contest.results import save_result
+from pytest_loopcontract.contest.result_file import save_result
 from pytest_loopcontract.contest.routes import RouteTable
 from pytest_loopcontract.contest.run_document import result_document
 from pytest_loopcontract.contest.run_state import Candidate, RunState, retry_log
+from pytest_loopcontract.contest.run_status import RunProgress
 from pytest_loopcontract.contest.scoring import run_status
 from pytest_loopcontract.contest.screening import screen
 from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
@@ -300,9 +300,7 @@ class _Run:
             seat=winner,
             family=state.candidates[winner].seat.family if winner else None,
         )
-        finished = (
-            "winner" if winner else ("stopped" if status == "stopped" else "no_winner")
-        )
+        finished = "winner" if winner else ("stopped" if status == "stopped" else "no_winner")
         state.append("run_finished", {"status": finished, "winner": winner})
 
     def _over_budget(self) -> str | None:

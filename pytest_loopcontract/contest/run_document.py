@@ -10,7 +10,7 @@ from pytest_loopcontract.contest.engine import Decision, ResultFrame
 from pytest_loopcontract.contest.engine import result_document as build_result
 from pytest_loopcontract.contest.lessons.model import Lesson
 from pytest_loopcontract.contest.panel import lesson_document
-from pytest_loopcontract.contest.results import empty_gates
+from pytest_loopcontract.contest.result_file import empty_gates
 from pytest_loopcontract.contest.run_state import Candidate, RunState
 from pytest_loopcontract.contest.seat_model import Seat
 from pytest_loopcontract.contest.standing import gate_summary

@@ -16,8 +16,8 @@ from typing import Any
 
 from pytest_loopcontract.contest.ledger import Ledger
 from pytest_loopcontract.contest.panel import PanelSettings, dispatch_payload
-from pytest_loopcontract.contest.progress import RunProgress
 from pytest_loopcontract.contest.prompting import retry_notes
+from pytest_loopcontract.contest.run_status import RunProgress
 from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.worktrees import Worktree
 from pytest_loopcontract.contract.model import Contract

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from pytest_loopcontract.contest.field_verification import FieldVerdict, verify_field
 from pytest_loopcontract.contest.run_state import Candidate, RunState
 from pytest_loopcontract.contest.standing import gate_stage
-from pytest_loopcontract.contest.verification import FieldVerdict, verify_field
 
 __all__ = ["screen"]
 

@@ -61,12 +61,13 @@ from pytest_loopcontract.contest.panel import (
 )
 from pytest_loopcontract.contest.report.markdown import render_markdown
 from pytest_loopcontract.contest.report.markup import escape_markdown_inline
-from pytest_loopcontract.contest.results import empty_gates
+from pytest_loopcontract.contest.result_file import empty_gates
 from pytest_loopcontract.contest.seat_model import Seat, seats_from_contract
 from pytest_loopcontract.contest.seats import runner_folders, seat_box
 from pytest_loopcontract.contest.standing import gate_stage, gate_summary
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.fsio import utc_now
+from pytest_loopcontract.github.accepted_verifications import Verification, collect_verifications
 from pytest_loopcontract.github.checks import plan_check_run, post_check_run
 from pytest_loopcontract.github.comments import upsert_sticky_comment
 from pytest_loopcontract.github.contest_state import (
@@ -79,7 +80,6 @@ from pytest_loopcontract.github.pulls import CandidatePR, contest_base, list_can
 from pytest_loopcontract.github.seat_claims import SeatRefusal, seat_bindings, settle_claims
 from pytest_loopcontract.github.statuses import StatusDecision, set_winner_statuses
 from pytest_loopcontract.github.trust import VerifyRun
-from pytest_loopcontract.github.verification import Verification, collect_verifications
 from pytest_loopcontract.github.verify_dispatch import reverify_missing
 from pytest_loopcontract.verifier.sandbox import Confinement
 

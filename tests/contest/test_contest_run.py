@@ -16,7 +16,7 @@ from pytest_loopcontract.contest.ledger import Ledger, verify_file
 from pytest_loopcontract.contest.orchestrate import run_contest
 from pytest_loopcontract.contest.report.schema import validate_result
 from pytest_loopcontract.contest.report.terminal import render_terminal
-from pytest_loopcontract.contest.results import contest_exit_code
+from pytest_loopcontract.contest.result_file import contest_exit_code
 from pytest_loopcontract.statedir import StateDir
 from testing.contest_project import make_project, read_json
 from testing.repos import GIT_ENV, git, run_cli

@@ -448,8 +448,8 @@ def test_the_judges_read_the_apis_diff_never_the_artifacts(
     prompt for the judges); what is kept for the judges is the diff the API reports."""
     import shutil
 
+    from pytest_loopcontract.github.accepted_verifications import collect_verifications
     from pytest_loopcontract.github.pulls import list_candidates
-    from pytest_loopcontract.github.verification import collect_verifications
 
     forged = tmp_path / "artifacts"
     shutil.copytree(field["artifacts"], forged)

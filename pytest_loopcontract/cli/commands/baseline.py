@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest_loopcontract.cli.display import showing_progress
 from pytest_loopcontract.cli.output import print_json
-from pytest_loopcontract.cli.progress import showing_progress
 from pytest_loopcontract.cli.repo import contract_in_repo
 from pytest_loopcontract.idtext import readable_nodeid
 from pytest_loopcontract.statedir import StateDir

@@ -9,7 +9,7 @@ from pytest_loopcontract.cli.repo import contract_in_repo, repo_root
 from pytest_loopcontract.contest.orchestrate import run_contest
 from pytest_loopcontract.contest.report.markdown import render_markdown
 from pytest_loopcontract.contest.report.terminal import render_terminal
-from pytest_loopcontract.contest.results import contest_exit_code
+from pytest_loopcontract.contest.result_file import contest_exit_code
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.statedir import StateDir
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from pytest_loopcontract.cli.display import showing_progress
 from pytest_loopcontract.cli.output import print_json
-from pytest_loopcontract.cli.progress import showing_progress
 from pytest_loopcontract.cli.repo import adopted_contract, repo_root
 from pytest_loopcontract.idtext import readable_nodeid
 from pytest_loopcontract.loop.items import DoneResult, mark_done

@@ -11,7 +11,7 @@ from pytest_loopcontract.cli.repo import repo_root
 from pytest_loopcontract.contest.report.html import REPORT_MODE, write_html
 from pytest_loopcontract.contest.report.markdown import render_markdown
 from pytest_loopcontract.contest.report.terminal import render_terminal
-from pytest_loopcontract.contest.results import latest_result
+from pytest_loopcontract.contest.result_file import latest_result
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.workspace import WorkspaceError, diff_text
 

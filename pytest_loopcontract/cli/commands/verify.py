@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest_loopcontract.cli.display import showing_progress
 from pytest_loopcontract.cli.output import print_json
-from pytest_loopcontract.cli.progress import showing_progress
 from pytest_loopcontract.cli.repo import repo_root
 from pytest_loopcontract.errors import CommandError
 from pytest_loopcontract.verdict import render_checklist

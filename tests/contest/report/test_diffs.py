@@ -16,7 +16,7 @@ from pytest_loopcontract.contest.report.diffs import (
     diff_stats,
 )
 from pytest_loopcontract.contest.report.html import render_html, write_html
-from pytest_loopcontract.contest.results import save_result
+from pytest_loopcontract.contest.result_file import save_result
 from pytest_loopcontract.statedir import StateDir
 from testing.contest_fixtures import sample_result
 from testing.repos import git, run_cli
