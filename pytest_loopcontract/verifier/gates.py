@@ -59,6 +59,8 @@ class ObservationLike(Protocol):
     def status(self) -> str: ...
     @property
     def detail(self) -> str: ...
+    @property
+    def extra(self) -> Mapping[str, Any]: ...
 
 
 @lru_cache(maxsize=1024)
@@ -278,4 +280,7 @@ def evaluate_measured(gate: MeasuredGateLike, observation: ObservationLike) -> G
         f"{gate.metric} = {observation.value:g}{unit} "
         f"({'meets' if ok else 'misses'} {gate.op} {gate.threshold:g}{unit})"
     )
+    where = observation.extra.get("where")
+    if not ok and isinstance(where, str) and where:  # what moved the figure, by the source
+        message += f" - {where}"
     return GateResult(gate.id, "measured", "pass" if ok else "fail", message, details)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -42,6 +44,7 @@ class Obs:
     value: float | None
     status: str
     detail: str = "test"
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 @pytest.mark.parametrize(
@@ -141,6 +144,14 @@ def test_selected_and_command_gates() -> None:
 )
 def test_compare(observed: float, op: str, threshold: float, expected: bool) -> None:
     assert gates.compare(observed, op, threshold) is expected
+
+
+def test_a_failed_measured_gate_says_where_its_source_points() -> None:
+    gate = Measured("diff", "coverage.diff_percent", ">=", 80)
+    where = {"where": "not run: src/scratch.py:1-3"}
+    failed = gates.evaluate_measured(gate, Obs(50.0, "ok", extra=where))
+    assert failed.message.endswith(" - not run: src/scratch.py:1-3")
+    assert "not run" not in gates.evaluate_measured(gate, Obs(90.0, "ok", extra=where)).message
 
 
 def test_measured_missing_data_never_passes() -> None:

@@ -937,3 +937,30 @@ def test_detail_never_carries_newlines(tmp_path: Path) -> None:
     code = "import sys; sys.stderr.write('a\\nb\\n'); sys.exit(1)"
     obs = observe(python_sensor(code), context(tmp_path))
     assert not re.search(r"[\r\n]", obs.detail)
+
+
+def test_a_junk_file_that_moves_diff_coverage_is_named_with_its_lines(
+    baselined_repo: Path, candidates: Any
+) -> None:
+    """Where the user started: the honest fix beside an untracked module nothing runs; the
+    diff-coverage gate says which lines of which file did not run, not only how many."""
+    from testing.repos import run_cli
+
+    candidates.honest(baselined_repo)
+    (baselined_repo / "src/textkit/scratch.py").write_text(
+        "def leftover(x):\n    y = x + 1\n    return y * 2\n", "utf-8"
+    )
+    result = run_cli(baselined_repo, "verify")
+    verdict = json.loads((baselined_repo / ".loop-contract/verdict.json").read_text("utf-8"))
+    [diff] = [g for g in verdict["gates"]["measured"] if g["id"] == "changed-lines-covered"]
+    assert diff["status"] == "fail", diff
+    assert "not run: src/textkit/scratch.py:1-3" in diff["message"], diff["message"]
+    assert "src/textkit/scratch.py:1-3" in result.stdout + result.stderr
+
+
+def test_missed_lines_are_shown_as_ranges_for_the_first_files() -> None:
+    from pytest_loopcontract.verifier.sensors.coverage import missed_lines_text
+
+    assert missed_lines_text({"a.py": [3, 4, 5, 9]}) == "a.py:3-5, 9"
+    many = {f"m{i}.py": [1] for i in range(5)}
+    assert missed_lines_text(many) == "m0.py:1; m1.py:1; m2.py:1; and 2 more files"

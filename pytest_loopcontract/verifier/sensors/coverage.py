@@ -28,7 +28,7 @@ from pytest_loopcontract.verifier.sensors.protocol import (
     Unavailable,
 )
 
-__all__ = ["coverage_percent_display", "coverage_source"]
+__all__ = ["coverage_percent_display", "coverage_source", "missed_lines_text"]
 
 _DEFAULT_PRECISION = 2
 
@@ -82,7 +82,32 @@ class _DiffCoverage:
             "covered_lines": self.covered,
             "uncovered": dict(self.uncovered),
             "unmeasured_changed_files": list(self.unmeasured_files),
+            "where": _not_run(self),
         }
+
+
+def _ranges(lines: list[int]) -> str:
+    """``[3, 4, 5, 9]`` as ``3-5, 9``."""
+    spans: list[list[int]] = []
+    for line in lines:
+        if spans and line == spans[-1][1] + 1:
+            spans[-1][1] = line
+        else:
+            spans.append([line, line])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def missed_lines_text(uncovered: Mapping[str, list[int]], files: int = 3) -> str:
+    """Where the changed lines that never ran are, for the gate's message: the first
+    ``files`` files with their line ranges, and how many more files there are."""
+    paths = sorted(uncovered)
+    shown = "; ".join(f"{path}:{_ranges(uncovered[path])}" for path in paths[:files])
+    more = len(paths) - files
+    return shown + (f"; and {more} more file{'s' if more > 1 else ''}" if more > 0 else "")
+
+
+def _not_run(diff: _DiffCoverage) -> str:
+    return f"not run: {missed_lines_text(diff.uncovered)}" if diff.uncovered else ""
 
 
 def _intersect(changed: Mapping[str, frozenset[int]], report: CoverageReport) -> _DiffCoverage:
