@@ -11,7 +11,6 @@ refuses to compare against a baseline taken in another environment.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -54,6 +53,7 @@ class TestEnv:
     env: Mapping[str, str] = field(default_factory=dict)
     startup: str = ""
     home: str = ""  # the virtual environment, else the resolved interpreter: its identity
+    startup_files: Mapping[str, str] = field(default_factory=dict)  # path -> content hash
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -64,6 +64,7 @@ class TestEnv:
             "pythonpath": list(self.pythonpath),
             "env": dict(sorted(self.env.items())),
             "startup": self.startup,
+            "startup_files": dict(sorted(self.startup_files.items())),
         }
 
     def child_pythonpath(self, tree: Path, first: Sequence[Path] = ()) -> str:
@@ -142,6 +143,7 @@ def probe_test_env(
     if venv is not None:
         readable.add(venv)
     prefixes = [p for p in (venv, Path(info["base_prefix"])) if p is not None]
+    files = startup_files(prefixes, str(info["version"]))
     return TestEnv(
         python=python,
         version=str(info["version"]),
@@ -149,33 +151,73 @@ def probe_test_env(
         readable=tuple(sorted(readable)),
         pythonpath=tuple(pythonpath),
         env=dict(env or {}),
-        startup=startup_digest(prefixes, str(info["version"])),
+        startup=startup_digest(files),
         home=str(venv if venv is not None else exe.resolve()),
+        startup_files=files,
     )
 
 
 STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
 
 
-def startup_digest(prefixes: Sequence[Path], version: str) -> str:
-    """SHA-256 over the files an interpreter runs at start-up from its site folders
-    (``*.pth``, ``sitecustomize.py``): a line planted in one after the baseline runs code in
-    every test process, so a changed digest means another environment."""
+def startup_files(prefixes: Sequence[Path], version: str) -> dict[str, str]:
+    """The files an interpreter runs at start-up from its site folders (``*.pth``,
+    ``sitecustomize.py``), each with a hash of its bytes: a line planted in one after the
+    baseline runs code in every test process, so a change means another environment."""
     major_minor = ".".join(version.split(".")[:2])
-    digest = hashlib.sha256()
+    found: dict[str, str] = {}
     for prefix in prefixes:
         for site in (f"lib/python{major_minor}/site-packages", "lib/python3/dist-packages"):
             folder = prefix / site
             if not folder.is_dir():
                 continue
-            names = sorted(
-                p.name for p in folder.iterdir() if p.suffix == ".pth" or p.name in STARTUP_FILES
-            )
-            for name in names:
-                digest.update(f"{folder}/{name}\0".encode("utf-8", "surrogateescape"))
-                with contextlib.suppress(OSError):
-                    digest.update((folder / name).read_bytes())
+            for path in sorted(folder.iterdir()):
+                if path.suffix == ".pth" or path.name in STARTUP_FILES:
+                    try:
+                        found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+                    except OSError:
+                        found[str(path)] = "unreadable"
+    return found
+
+
+def startup_digest(files: Mapping[str, str]) -> str:
+    """One hash over :func:`startup_files`, what a baseline compares first."""
+    digest = hashlib.sha256()
+    for path, content in sorted(files.items()):
+        digest.update(f"{path}\0{content}\0".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:16]
+
+
+def installed_by(path: Path) -> str | None:
+    """The distribution whose RECORD lists ``path`` (``coverage 7.13.1``), if any: what a
+    person recognises as "I installed that"."""
+    for record in path.parent.glob("*.dist-info/RECORD"):
+        try:
+            text = record.read_text("utf-8", "replace")
+        except OSError:
+            continue
+        if any(line.split(",", 1)[0] == path.name for line in text.splitlines()):
+            name, _, version = record.parent.name.removesuffix(".dist-info").partition("-")
+            return f"{name} {version}".strip()
+    return None
+
+
+def startup_changes(recorded: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
+    """Each start-up file that appeared, went or changed since the baseline, with the
+    distribution that installed it where one did."""
+
+    def named(path: str) -> str:
+        owner = installed_by(Path(path))
+        return f"{Path(path).name} (from {owner})" if owner else Path(path).name
+
+    changes = [f"{named(p)} appeared" for p in sorted(set(current) - set(recorded))]
+    changes += [f"{Path(p).name} went" for p in sorted(set(recorded) - set(current))]
+    changes += [
+        f"{named(p)} changed"
+        for p in sorted(set(recorded) & set(current))
+        if recorded[p] != current[p]
+    ]
+    return changes
 
 
 def _which(name: str) -> str:
@@ -194,9 +236,14 @@ def environment_differences(recorded: Mapping[str, Any], current: Mapping[str, A
         if key in recorded and recorded[key] != current.get(key):
             out.append(f"{key}: baseline {recorded[key]!r}, now {current.get(key)!r}")
     if recorded.get("startup") and recorded["startup"] != current.get("startup"):
+        before, now = recorded.get("startup_files"), current.get("startup_files")
+        changes = startup_changes(before, now) if isinstance(before, dict) and now else []
         out.append(
             "the interpreter's start-up files (*.pth, sitecustomize.py in its site-packages) "
             "changed since the baseline"
+            + (f": {', '.join(changes)}" if changes else "")
+            + " - packages were installed or removed there; install pytest-loopcontract in the "
+            "project's environment before taking the baseline"
         )
     return out
 
