@@ -4,7 +4,8 @@ A dangerous action gets a stable id derived from what was matched, so asking aga
 action finds the same pending request instead of piling up new ones. Only a named person
 resolves it, once. A cleared *command* is single-use (the next identical command asks again);
 a cleared *diff* finding stands for that exact content, because the same tree is verified many
-times while the loop runs.
+times while the loop runs; a cleared *push* is spent only by a push that went through (a push
+its gates blocked leaves it for the fixed one, see :mod:`pytest_loopcontract.loop.agent_hooks`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "pending",
     "request",
     "resolve",
+    "spend",
     "status_of",
 ]
 
@@ -85,12 +87,14 @@ def request(
     *,
     kind: str,
     standing: bool = False,
+    spend_now: bool = True,
 ) -> Clearance:
     """Ask for clearance: returns cleared (and spends a single-use approval), pending or denied.
 
     Atomic under the history lock, so two agents asking at once raise one request. A spent
     single-use approval moves the request to its next generation (``cp-XXXX.2``), which needs a
-    new decision.
+    new decision. ``spend_now=False`` leaves a cleared approval unspent, for a caller that
+    spends it (:func:`spend`) only once the action it clears went through.
     """
     base = checkpoint_id(subject, matches)
     with history.transaction() as tx:
@@ -102,7 +106,7 @@ def request(
         cid = base if spent == 0 else f"{base}.{spent + 1}"
         known = status_of(tx.records, cid)
         if known is not None:
-            if known.status == "cleared" and not standing:
+            if known.status == "cleared" and not standing and spend_now:
                 tx.append(USED, {"id": cid, "base": base, "subject": subject})
             return known
         message = "; ".join(dict.fromkeys(m.message for m in matches))
@@ -131,6 +135,15 @@ def request(
             },
         )
     return Clearance(cid, "pending", message=message)
+
+
+def spend(history: History, cleared: Clearance, subject: str) -> None:
+    """Spend a single-use approval :func:`request` returned unspent (``spend_now=False``):
+    the next request for the same action moves to the next generation."""
+    base = cleared.id.split(".", 1)[0]
+    with history.transaction() as tx:
+        if not any(r.kind == USED and r.data.get("id") == cleared.id for r in tx.records):
+            tx.append(USED, {"id": cleared.id, "base": base, "subject": subject})
 
 
 def resolve(history: History, cid: str, *, by: str, deny: bool = False, note: str = "") -> Record:

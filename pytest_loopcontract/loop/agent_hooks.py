@@ -212,22 +212,54 @@ def pre_push(
         matches = _push_findings(
             root, (local_ref, local_sha, remote_ref, remote_sha), patterns, push.protected, remote
         )
-        if matches:
-            request = clearance.request(
-                history, f"push:{remote_ref}:{local_sha}", matches, kind="push"
-            )
-            if request.status != "cleared":
+        cleared = _clearances(history, say, remote_ref, local_sha, local_ref, matches)
+        if cleared is None:
+            blocked = True
+            continue
+        if (
+            run_gates
+            and local_sha != ZERO_SHA
+            and _gates_needed(say, root, contract, push, remote_ref)
+        ):
+            assert contract is not None  # _gates_needed says no without one
+            if _run_gates(root, history, contract, local_ref, local_sha, say):
                 blocked = True
-                _say_blocked(say, local_ref, remote_ref, matches, request)
-                continue
-        if not run_gates or local_sha == ZERO_SHA:
-            continue
-        if not _gates_needed(say, root, contract, push, remote_ref):
-            continue
-        assert contract is not None  # _gates_needed says no without one
-        blocked = _run_gates(root, history, contract, local_ref, local_sha, say) or blocked
+                continue  # the clearances stay unspent: they are for the fixed push
+        for subject, approval in cleared:
+            clearance.spend(history, approval, subject)
     say(f"loop-contract pre-push: {'push blocked' if blocked else 'push allowed'}")
     return 1 if blocked else 0
+
+
+def _clearances(
+    history: History,
+    say: Callable[[str], None],
+    remote_ref: str,
+    local_sha: str,
+    local_ref: str,
+    matches: Sequence[Any],
+) -> list[tuple[str, clearance.Clearance]] | None:
+    """The approvals this update needs, unspent; None (and why, said) when one is missing.
+
+    A push to a protected branch is cleared for that branch until one push to it goes
+    through, whatever its commits (the agent's fixed push after failing gates needs no second
+    approval); everything else a push shows (secrets in its commits, a force push, a
+    deletion) is cleared for exactly those commits."""
+    protected = [m for m in matches if m.pattern_id == "git-push-protected"]
+    content = [m for m in matches if m.pattern_id != "git-push-protected"]
+    wanted = [(f"push:{remote_ref}:{local_sha}", content), (f"push:{remote_ref}", protected)]
+    cleared: list[tuple[str, clearance.Clearance]] = []
+    missing = False
+    for subject, found in wanted:
+        if not found:
+            continue
+        request = clearance.request(history, subject, found, kind="push", spend_now=False)
+        if request.status == "cleared":
+            cleared.append((subject, request))
+        else:
+            missing = True
+            _say_blocked(say, local_ref, remote_ref, found, request)
+    return None if missing else cleared
 
 
 def _say_blocked(

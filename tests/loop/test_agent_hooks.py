@@ -569,6 +569,32 @@ def test_push_to_a_configured_protected_branch_needs_a_person_and_the_gates(
     assert push(repo, "origin", "production").returncode == 0
 
 
+def test_a_protected_push_clearance_lasts_until_one_push_goes_through(
+    pushable: Path, candidates: ModuleType
+) -> None:
+    """Where the user started: a person clears the agent's push to main, the gates then block
+    it (not a fix yet), the agent fixes it and pushes again. That fixed push needs no second
+    approval: the clearance is for the branch until a push to it goes through. The push after
+    that asks again."""
+    repo = pushable
+    set_push(repo, "push:\n  protected: [main]\n")
+    _not_a_fix(repo)
+    (cid,) = checkpoint_ids(said(push(repo, "origin", "main")))
+    resolve(repo, cid, by="dana")
+    gated = push(repo, "origin", "main")
+    assert gated.returncode != 0 and "the contract is not met" in gated.stderr, said(gated)
+    candidates.honest(repo)
+    commit_all(repo, "the fix")
+    fixed = push(repo, "origin", "main")
+    assert fixed.returncode == 0, said(fixed)
+    assert "push allowed" in fixed.stderr
+    (repo / "NOTES.md").write_text("one more change\n", "utf-8")
+    commit_all(repo, "notes")
+    again = push(repo, "origin", "main")
+    assert again.returncode != 0 and "protected branch main" in said(again)
+    assert checkpoint_ids(said(again)) == [f"{cid}.2"]
+
+
 def test_force_push_and_deletion_of_a_wip_branch_are_still_checked(
     pushable: Path,
 ) -> None:
