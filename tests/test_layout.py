@@ -26,6 +26,7 @@ TESTING = ROOT / "testing"
 # listed here, once, with the reason. Every other test file is named after its module.
 CROSS_CUTTING: tuple[tuple[str, str], ...] = (
     ("test_act_e2e.py", "the real workflow files run end to end by act against the fake GitHub"),
+    ("test_docs.py", "the documentation site (docs/, mkdocs.yml: no module docs) and the README"),
     ("test_layout.py", "the package's shape: import graph, pure cores, and this naming rule"),
     ("test_public_api.py", "the package's public face (__init__, __all__, version metadata)"),
     ("test_wheel.py", "the built wheel installed in a fresh venv, as a user installs it"),
