@@ -20,7 +20,6 @@ NAMES = {
     "harness": "harness.json",
     "history": "history.jsonl",
     "history_lock": "history.lock",
-    "state": "state.json",
     "loop_lock": "loop.lock",
     "prompt": "prompt.md",
     "ledger": "ledger.sqlite",

@@ -212,7 +212,7 @@ def pre_push(
         matches = _push_findings(
             root, (local_ref, local_sha, remote_ref, remote_sha), patterns, push.protected, remote
         )
-        cleared = _clearances(history, say, remote_ref, local_sha, local_ref, matches)
+        cleared = _clearances(root, history, say, remote_ref, local_sha, local_ref, matches)
         if cleared is None:
             blocked = True
             continue
@@ -232,6 +232,7 @@ def pre_push(
 
 
 def _clearances(
+    root: Path,
     history: History,
     say: Callable[[str], None],
     remote_ref: str,
@@ -258,11 +259,12 @@ def _clearances(
             cleared.append((subject, request))
         else:
             missing = True
-            _say_blocked(say, local_ref, remote_ref, found, request)
+            _say_blocked(root, say, local_ref, remote_ref, found, request)
     return None if missing else cleared
 
 
 def _say_blocked(
+    root: Path,
     say: Callable[[str], None],
     local_ref: str,
     remote_ref: str,
@@ -275,10 +277,8 @@ def _say_blocked(
     if request.status == "denied":
         say(f"  {request.message}")
     else:
-        say(
-            f"  a person clears it with: loop-contract checkpoint resolve "
-            f"{request.id} --by NAME   (then push again)"
-        )
+        command = clearance.resolve_command(request.id, clearance.person_name(root))
+        say(f"  a person clears it with: {command}   (then push again)")
 
 
 def _gates_needed(

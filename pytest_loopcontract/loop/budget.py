@@ -39,9 +39,11 @@ __all__ = [
     "now_instant",
     "parse_spend",
     "record_spend",
+    "run_elapsed_seconds",
     "spend_from_agent_output",
     "spent_of",
     "start_instant",
+    "stop_instant",
     "time_budget_exceeded",
 ]
 
@@ -316,6 +318,24 @@ def start_instant(state: Mapping[str, Any]) -> Instant | None:
     if not started:
         return None
     return Instant(parse_utc(started["ts"]), started.get("mono"), started.get("boot") or "")
+
+
+def stop_instant(state: Mapping[str, Any]) -> Instant | None:
+    """When the current run stopped (its ``stop`` record), or None while it has not (or was
+    resumed since)."""
+    stopped = state.get("loop", {}).get("stopped")
+    if not stopped:
+        return None
+    return Instant(parse_utc(stopped["ts"]), stopped.get("mono"), stopped.get("boot") or "")
+
+
+def run_elapsed_seconds(state: Mapping[str, Any], now: Instant) -> float:
+    """How long the current run has been going: from its start to ``now``, or to its stop
+    once it stopped (a stopped loop's clock stands still); 0 before any run."""
+    start = start_instant(state)
+    if start is None:
+        return 0.0
+    return elapsed_seconds(start, stop_instant(state) or now)
 
 
 def elapsed_seconds(start: Instant, now: Instant) -> float:

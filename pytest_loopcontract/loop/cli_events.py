@@ -88,6 +88,7 @@ def _written_paths(tool_input: object) -> list[str]:
 
 
 def _guard_command(root: Path, command: str) -> dict[str, Any] | None:
+    from pytest_loopcontract.checkpoints.clearance import person_name, resolve_command
     from pytest_loopcontract.loop.agent_hooks import check_command
 
     matches, request = check_command(root, command)
@@ -99,7 +100,7 @@ def _guard_command(root: Path, command: str) -> dict[str, Any] | None:
     else:
         reason = (
             f"loop-contract checkpoint {request.id}: {what}. A person must clear it "
-            f"('loop-contract checkpoint resolve {request.id} --by NAME'); "
+            f"('{resolve_command(request.id, person_name(root))}'); "
             "continue with other work meanwhile."
         )
     return _deny(reason)
@@ -192,8 +193,9 @@ def stop(root: Path, payload: Mapping[str, Any], dialect: Dialect) -> dict[str, 
 
 
 def _stop_locked(root: Path, session: str, active: bool, dialect: Dialect) -> dict[str, Any] | None:
+    from pytest_loopcontract.checkpoints.clearance import person_name
     from pytest_loopcontract.loop.budget import now_instant
-    from pytest_loopcontract.loop.run import loop_started_record, verify_iteration
+    from pytest_loopcontract.loop.run import loop_started_record, recheck_tree, verify_iteration
     from pytest_loopcontract.loop.stops import pre_turn_stop
     from pytest_loopcontract.verifier.baseline import load_baseline
     from pytest_loopcontract.verifier.verify import pinned_contract
@@ -212,8 +214,10 @@ def _stop_locked(root: Path, session: str, active: bool, dialect: Dialect) -> di
     elif status == "awaiting_human":
         history.append("resumed", {"command": command})
     harness.harness_checkpoints(root, history)
+    recheck_tree(root, history, contract, _to_stderr)  # what the tree no longer raises goes
     state = reduce(history.read().records)
-    ended = pre_turn_stop(state, contract, now_instant())
+    by = person_name(root)
+    ended = pre_turn_stop(state, contract, now_instant(), by=by)
     if ended is None:
         iteration = int(state["loop"].get("iteration") or 0) + 1
         verdict, ended = verify_iteration(
@@ -223,7 +227,7 @@ def _stop_locked(root: Path, session: str, active: bool, dialect: Dialect) -> di
             return _block(contract, verdict, iteration, dialect)
     message = ended.message
     if ended.decision == "await_human":
-        message = _waiting_message(reduce(history.read().records)) or message
+        message = _waiting_message(reduce(history.read().records), by) or message
     history.append(
         "stop",
         {
@@ -236,12 +240,13 @@ def _stop_locked(root: Path, session: str, active: bool, dialect: Dialect) -> di
     return _allow(f"loop-contract ({contract.id}): {message} (exit {ended.exit_code})")
 
 
-def _waiting_message(state: Mapping[str, Any]) -> str:
-    """The pending checkpoints, each with what it is and the command that resolves it."""
+def _waiting_message(state: Mapping[str, Any], by: str) -> str:
+    """The pending checkpoints, each with what it is and the commands that decide it."""
+    from pytest_loopcontract.loop.stops import waiting_line
+
     lines = [
-        f"{cid}: {cp.get('message') or cp.get('subject')} - resolve with "
-        f"'loop-contract checkpoint resolve {cid} --by NAME [--deny]'"
-        for cid, cp in state["checkpoints"].items()
+        waiting_line(cp, by)
+        for cp in state["checkpoints"].values()
         if cp.get("status") == "pending"
     ]
     if not lines:

@@ -48,7 +48,14 @@ from pytest_loopcontract.verifier.baseline import load_baseline
 from pytest_loopcontract.verifier.harness import harness_checkpoints
 from pytest_loopcontract.verifier.verify import VerifyOutcome, pinned_contract, verify
 
-__all__ = ["AgentTurn", "LoopError", "loop_started_record", "run_loop", "verify_iteration"]
+__all__ = [
+    "AgentTurn",
+    "LoopError",
+    "loop_started_record",
+    "recheck_tree",
+    "run_loop",
+    "verify_iteration",
+]
 
 EXIT_AGENT = 2
 DEFAULT_POLL = 2.0  # seconds between looks while parked or paused
@@ -234,8 +241,11 @@ class _LoopRun:
             # The guard rails first: a changed hook file waits for a person before any turn.
             for reason in harness_checkpoints(self.root, self.history):
                 self.say(f"[loop] harness: {reason.message}")
+            # What the tree raised is looked at again before the loop waits on it.
+            verdict = recheck_tree(self.root, self.history, self.contract, self.say) or verdict
             state = reduce(self.history.read().records)
-            stop = pre_turn_stop(state, self.contract, now_instant())
+            by = clearance.person_name(self.root)
+            stop = pre_turn_stop(state, self.contract, now_instant(), by=by)
             if stop is None:
                 try:
                     action, message = self.parking.step(state)
@@ -358,6 +368,7 @@ def verify_iteration(
     outcome = verify(root, history=history)
     verdict = outcome.verdict
     touched = touched_stop_paths(outcome.changed, contract)
+    _say_withdrawn([*outcome.withdrawn, *_withdraw_stop_rules(history, touched)], say)
     keys = [*state.get("progress_keys", []), outcome.progress_key]
     history.append("iteration", _iteration_record(iteration, outcome, turn))
     state = reduce(history.read().records)
@@ -366,7 +377,7 @@ def verify_iteration(
     if touched and (stop is None or stop.reason == "met"):
         stop = _stop_rule_clearance(history, touched) or stop
     if stop is None:
-        stop = pre_turn_stop(state, contract, now_instant())
+        stop = pre_turn_stop(state, contract, now_instant(), by=clearance.person_name(root))
     if verdict["verdict"] != "pass" and not outcome.changed:
         say("[loop] the candidate's diff against the baseline is empty")
     verdict["loop"] = {
@@ -377,6 +388,50 @@ def verify_iteration(
     write_json_atomic(outcome.verdict_path, verdict)
     say(progress_line(state, contract, verdict, now_instant()))
     return verdict, stop
+
+
+def recheck_tree(
+    root: Path, history: History, contract: Contract, say: Callable[[str], None]
+) -> dict[str, Any] | None:
+    """Verify the tree again when a request it raised waits (content in the candidate's diff,
+    a touched ``stop_when`` path), before the loop stops on it: a request whose cause is gone
+    is withdrawn (and said), one whose cause is still there stays pending. Returns the fresh
+    verdict; None when nothing the tree raised waits (then nothing runs).
+
+    The loop's stop leaves the tree to a person: a file deleted before ``loop --resume`` must
+    not hold the loop up as if it were still there."""
+    state = reduce(history.read().records)
+    waiting = [
+        cid
+        for cid, cp in state["checkpoints"].items()
+        if cp.get("status") == "pending" and cp.get("kind") in ("diff", "stop_rule")
+    ]
+    if not waiting:
+        return None
+    say(f"[loop] {', '.join(waiting)}: raised by the tree; verifying the tree again")
+    outcome = verify(root, history=history)
+    touched = touched_stop_paths(outcome.changed, contract)
+    _say_withdrawn([*outcome.withdrawn, *_withdraw_stop_rules(history, touched)], say)
+    return outcome.verdict
+
+
+def _withdraw_stop_rules(history: History, touched: Sequence[str]) -> list[dict[str, Any]]:
+    """Withdraw the pending ``stop_when`` requests none of whose paths is touched any more (a
+    request with one of its paths still touched stays: that path still waits for a person)."""
+    still = set(touched)
+
+    def why(raised: Mapping[str, Any], records: Sequence[Any]) -> str | None:
+        paths = [str(m.get("path")) for m in raised.get("matches") or [] if isinstance(m, Mapping)]
+        if not paths or still.intersection(paths):
+            return None
+        return f"the candidate's diff no longer touches {', '.join(paths)}"
+
+    return [record.data for record in clearance.withdraw(history, "stop_rule", why)]
+
+
+def _say_withdrawn(withdrawn: Sequence[Mapping[str, Any]], say: Callable[[str], None]) -> None:
+    for data in withdrawn:
+        say(f"[loop] checkpoint {data.get('id')} withdrawn: {data.get('why')}")
 
 
 def _iteration_record(

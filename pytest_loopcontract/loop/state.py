@@ -49,6 +49,7 @@ def initial_state() -> dict[str, Any]:
             "run": 0,
             "started_at": None,
             "started": None,
+            "stopped": None,  # the stop record's instant while the run stays stopped
             "status": "idle",
             "iteration": 0,
             "stop_reason": None,
@@ -276,6 +277,18 @@ class Reducer:
         entry["by"] = data.get("by")
         entry["resolved_seq"] = record.seq
 
+    def _checkpoint_withdrawn(self, record: Record, data: Mapping[str, Any]) -> None:
+        """The tree no longer raises a pending checkpoint: nothing waits on it any more."""
+        cid = str(data.get("id"))
+        entry = self._state["checkpoints"].get(cid)
+        if entry is None or entry.get("status") != "pending":
+            was = "never raised" if entry is None else entry.get("status")
+            self._note(record, f"checkpoint {cid} was withdrawn but is {was}; ignored")
+            return
+        entry["status"] = "withdrawn"
+        entry["withdrawn"] = data.get("why")
+        entry["withdrawn_seq"] = record.seq
+
     def _item_claimed(self, record: Record, data: Mapping[str, Any]) -> None:
         self._state["items"][str(data.get("item"))] = "claimed"
 
@@ -309,6 +322,7 @@ class Reducer:
         exit_code = data.get("exit_code")
         loop["stop_reason"] = data.get("reason")
         loop["exit_code"] = exit_code
+        loop["stopped"] = {"ts": record.ts, "mono": record.mono, "boot": record.boot}
         if exit_code == EXIT_MET:
             self._base_status = "done"
         elif exit_code == EXIT_AWAIT_HUMAN:
@@ -320,6 +334,7 @@ class Reducer:
         loop = self._state["loop"]
         loop["stop_reason"] = None
         loop["exit_code"] = None
+        loop["stopped"] = None
         self._state["control"] = {**self._state["control"], "clear_requested": None}
         self._base_status = "running"
 
@@ -376,6 +391,7 @@ _HANDLERS: dict[str, Callable[[Reducer, Record, Mapping[str, Any]], None]] = {
     "budget_tripped": Reducer._budget_tripped,
     "checkpoint_raised": Reducer._checkpoint_raised,
     "checkpoint_resolved": Reducer._checkpoint_resolved,
+    "checkpoint_withdrawn": Reducer._checkpoint_withdrawn,
     "item_claimed": Reducer._item_claimed,
     "item_done": Reducer._item_done,
     "amend": Reducer._amend,

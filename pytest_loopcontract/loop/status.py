@@ -6,11 +6,12 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_loopcontract.checkpoints.clearance import resolve_command
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.history.records import Instant
 from pytest_loopcontract.loop.control import barrier_summary
 
-__all__ = ["bar", "failing_gates", "render_status", "status_document"]
+__all__ = ["bar", "failing_gates", "loop_line", "render_status", "status_document"]
 
 
 def bar(used: float, cap: float | None, width: int = 20) -> str:
@@ -29,10 +30,13 @@ def status_document(
     verdict: Mapping[str, Any] | None,
     elapsed_minutes: float,
     now: Instant | None = None,
+    *,
+    by: str = "",
 ) -> dict[str, Any]:
     """The status as data: what ``status --json``, the terminal view and the live page show.
 
-    ``now`` places the barriers' deadlines (without it, the time the document is built).
+    ``now`` places the barriers' deadlines (without it, the time the document is built);
+    ``by`` is the name the pending checkpoints' resolve commands carry.
     """
     now = now or Instant(time.time())
     control = state.get("control") or {}
@@ -47,7 +51,7 @@ def status_document(
         for item in contract.dod
     ]
     spent = state["budget"]["spent"]
-    pending = _pending(state)
+    pending = _pending(state, by)
     last = _last(verdict)
     return {
         "contract": {"id": contract.id, "goal": contract.goal, "mode": contract.mode},
@@ -73,12 +77,14 @@ def status_document(
     }
 
 
-def _pending(state: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The checkpoints waiting for a person, each with the command that resolves it."""
+def _pending(state: Mapping[str, Any], by: str) -> list[dict[str, Any]]:
+    """The checkpoints waiting for a person, each with the commands that approve it
+    (``resolve``) and refuse it (``deny``), runnable as shown."""
     return [
         {
             **{k: cp.get(k) for k in ("id", "kind", "subject", "message", "pattern_id")},
-            "resolve": f"loop-contract checkpoint resolve {cp.get('id')} --by NAME [--deny]",
+            "resolve": resolve_command(str(cp.get("id")), by),
+            "deny": resolve_command(str(cp.get("id")), by, deny=True),
         }
         for cp in state["checkpoints"].values()
         if cp.get("status") == "pending"
@@ -117,21 +123,23 @@ def failing_gates(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def loop_line(loop: Mapping[str, Any]) -> str:
+    """``loop: running``, ``loop: stopped (budget, exit 21)``, ``loop: done (met, exit 0)``:
+    the status, then why it ended (the terminal view and the live page say the same)."""
+    status = loop.get("status")
+    if status == "interrupted":
+        return "loop: interrupted (resume with 'loop-contract loop --resume')"
+    why = [str(loop["stop_reason"])] if loop.get("stop_reason") else []
+    if why and loop.get("exit_code") is not None:
+        why.append(f"exit {loop['exit_code']}")
+    return f"loop: {status}" + (f" ({', '.join(why)})" if why else "")
+
+
 def render_status(doc: Mapping[str, Any]) -> list[str]:
     loop = doc["loop"]
     lines = [
         f"contract {doc['contract']['id']} ({doc['contract']['mode']}): {doc['contract']['goal']}",
-        f"loop: {loop.get('status')}"
-        + (
-            " (resume with 'loop-contract loop --resume')"
-            if loop.get("status") == "interrupted"
-            else ""
-        )
-        + (
-            f", stopped: {loop['stop_reason']} (exit {loop['exit_code']})"
-            if loop.get("stop_reason")
-            else ""
-        ),
+        loop_line(loop),
         "items:",
     ]
     for item in doc["items"]:

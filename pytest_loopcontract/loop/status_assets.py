@@ -110,8 +110,10 @@ function banner(doc) {
   for (const cp of doc.checkpoints_pending) {
     const line = el("div");
     line.appendChild(el("span", "", "Waiting for a person: " + cp.id + ": " + (cp.message || "")));
-    line.appendChild(el("span", "", " — run "));
+    line.appendChild(el("span", "", " — approve: "));
     line.appendChild(el("code", "", cp.resolve));
+    line.appendChild(el("span", "", " or refuse: "));
+    line.appendChild(el("code", "", cp.deny));
     box.appendChild(line);
   }
   return box;
@@ -178,8 +180,7 @@ function render(doc) {
   app.appendChild(el("h1", "", "Contract " + doc.contract.id + " (" + doc.contract.mode + ")"));
   const goal = withId(el("p", "goal", doc.contract.goal), "goal");
   app.appendChild(goal);
-  const stopped = doc.loop.stop_reason ? ", stopped: " + doc.loop.stop_reason : "";
-  const state = withId(el("span", "state", "loop: " + doc.loop.status + stopped), "loop-state");
+  const state = withId(el("span", "state", doc.page.loop), "loop-state");
   app.appendChild(state);
   if (doc.checkpoints_pending.length) app.appendChild(banner(doc));
   if (doc.parked.paused || doc.parked.barriers.length) app.appendChild(parked(doc));

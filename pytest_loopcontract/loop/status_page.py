@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_loopcontract.loop.status import loop_line
+
 __all__ = ["WARN_AT", "bar_level", "page_document"]
 
 WARN_AT = 0.75
@@ -48,7 +50,8 @@ def _bar(
 
 
 def page_document(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """``doc`` with ``page.bars`` added: what ``/status.json`` serves."""
+    """``doc`` with ``page.bars`` and ``page.loop`` (the loop's line, as ``status`` words it)
+    added: what ``/status.json`` serves."""
     budget = doc["budget"]
     bars = [_bar(*row, budget[row[0]]) for row in _BARS]
-    return {**doc, "page": {"bars": bars}}
+    return {**doc, "page": {"bars": bars, "loop": loop_line(doc["loop"])}}

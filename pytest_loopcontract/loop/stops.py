@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_loopcontract.checkpoints.clearance import resolve_command
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.history.records import Instant
 from pytest_loopcontract.loop.budget import elapsed_seconds, start_instant, time_budget_exceeded
@@ -24,7 +25,14 @@ from pytest_loopcontract.verdict import (
 )
 from pytest_loopcontract.workspace import matches_any
 
-__all__ = ["Stop", "post_turn_stop", "pre_turn_stop", "progress_line", "touched_stop_paths"]
+__all__ = [
+    "Stop",
+    "post_turn_stop",
+    "pre_turn_stop",
+    "progress_line",
+    "touched_stop_paths",
+    "waiting_line",
+]
 
 
 @dataclass(frozen=True)
@@ -41,18 +49,31 @@ def _elapsed_minutes(state: Mapping[str, Any], now: Instant) -> float:
     return 0.0 if start is None else elapsed_seconds(start, now) / 60.0
 
 
-def pre_turn_stop(state: Mapping[str, Any], contract: Contract, now: Instant) -> Stop | None:
-    """Stops that hold before the agent may take another turn (pure)."""
+def waiting_line(cp: Mapping[str, Any], by: str) -> str:
+    """One pending checkpoint: what it is and the two commands that decide it, as printed
+    runnable (``by`` is the name they carry, see :func:`clearance.resolve_command`)."""
+    cid = str(cp.get("id"))
+    subject = str(cp.get("subject") or "")
+    where = f"{subject.removeprefix('diff:') or 'diff'}: " if cp.get("kind") == "diff" else ""
+    return (
+        f"{cid}: {where}{str(cp.get('message') or subject)[:300]} - approve with "
+        f"'{resolve_command(cid, by)}' or refuse with '{resolve_command(cid, by, deny=True)}'"
+    )
+
+
+def pre_turn_stop(
+    state: Mapping[str, Any], contract: Contract, now: Instant, *, by: str = ""
+) -> Stop | None:
+    """Stops that hold before the agent may take another turn (pure). ``by`` is the name the
+    printed resolve commands carry."""
     pending = [cp for cp in state["checkpoints"].values() if cp.get("status") == "pending"]
     if pending:
-        shown = "; ".join(f"{cp['id']}: {str(cp.get('message') or '')[:300]}" for cp in pending)
+        shown = "; ".join(waiting_line(cp, by) for cp in pending)
         return Stop(
             "checkpoint",
             EXIT_AWAIT_HUMAN,
             "await_human",
-            f"waiting on a person for {shown} - "
-            f"'loop-contract checkpoint resolve {pending[0]['id']} --by NAME [--deny]', then "
-            "'loop --resume'",
+            f"waiting on a person for {shown}; then 'loop-contract loop --resume'",
         )
     tripped = [
         f"{t['which']} ({t.get('observed')} of {t.get('cap')})"

@@ -41,6 +41,7 @@ from pytest_loopcontract.verifier.hidden import (
 )
 from pytest_loopcontract.verifier.referee import referee_paths
 from pytest_loopcontract.verifier.results import RunResults
+from pytest_loopcontract.verifier.selectors import UnmatchedSelectors, unmatched_selectors
 from pytest_loopcontract.verifier.stability import outcome_changes, repeat_runs
 from pytest_loopcontract.verifier.suite_writes import stamp_tree, suite_writes
 from pytest_loopcontract.verifier.tamper.capabilities import baseline_settings
@@ -279,6 +280,7 @@ def take_baseline(
     outcomes = outcomes_with_collect_errors(results)
     if problem := baseline_problem(hidden, outcomes):
         raise BaselineRefused(problem)
+    _check_selectors(root, base, outcomes, results.collect_errors)
     sets = _test_sets(contract, results, outcomes, runs)
     globs = protect_globs(contract)
     record = BaselineRecord(
@@ -313,6 +315,40 @@ def take_baseline(
     )
     write_json_atomic(StateDir.of(root).baseline, record.to_json())
     return record
+
+
+def _check_selectors(
+    root: Path,
+    base: _BaseCommit,
+    outcomes: Mapping[str, str],
+    collect_errors: Sequence[Mapping[str, str]],
+) -> None:
+    """Refuse test ids of the contract that name no test the baseline collected: a misspelled
+    one as a contract error at its line, with the closest ids (exit 26); one in a file that is
+    in the working tree but not in the base commit, with "commit the tests first" (exit 27)."""
+    unmatched = unmatched_selectors(base.contract, outcomes, collect_errors)
+    uncommitted = [u for u in unmatched if _uncommitted(root, base.files, u.selector)]
+    stray = [u for u in unmatched if u not in uncommitted]
+    if stray:
+        raise UnmatchedSelectors.at(
+            base.contract_bytes, str(base.contract.path), stray, none_collected=not outcomes
+        )
+    if uncommitted:
+        named = ", ".join(f"{u.selector} ({u.field})" for u in uncommitted)
+        raise BaselineRefused(
+            f"the contract names tests in files that are not committed at {base.commit[:12]}: "
+            f"{named}; commit the tests first"
+        )
+
+
+def _uncommitted(root: Path, files: Mapping[str, TreeEntry], selector: str) -> bool:
+    """Whether ``selector``'s file (or folder) is in the working tree but not in ``files``."""
+    where = selector.split("::", 1)[0].split("[", 1)[0].rstrip("/")
+    if not where or "*" in where or "?" in where:
+        return False
+    if where in files or any(p.startswith(where + "/") for p in files):
+        return False
+    return (root / where).exists()
 
 
 def unstable_ids(first: Any, second: Any) -> list[dict[str, Any]]:

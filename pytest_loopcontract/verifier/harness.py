@@ -7,8 +7,9 @@ its own guard rails. So each one gets a digest when it is installed (``hook inst
 adopted (``baseline``), kept in ``.loop-contract/harness.json``; the loop checks them before
 every turn and the verifier at every run. A file that is changed, removed, or (for one that was
 absent) added raises a checkpoint that names it: a person restores it, or accepts the new bytes
-with ``loop-contract checkpoint resolve ID --by NAME``. An acceptance stands for those exact
-bytes; any later change asks again.
+with the ``loop-contract checkpoint resolve`` command the message prints. An acceptance stands
+for those exact bytes; any later change asks again. A request still pending when the file is
+back to its recorded bytes (or changed again) is withdrawn: nothing waits on bytes that are gone.
 
 A git hook's executable bit is part of its digest: git skips a hook that is not executable.
 """
@@ -201,7 +202,8 @@ def harness_checkpoints(root: Path, history: History | None = None) -> list[Reas
 
     ``checkpoint_pending`` (exit 24) until a person accepts the new bytes, ``checkpoint_denied``
     when a person refused them (the agent restores the file). An unreadable record is pending
-    too: a damaged record must not read as "nothing to check".
+    too: a damaged record must not read as "nothing to check". A pending request whose drift
+    is gone (the file restored, changed again, the record readable again) is withdrawn.
     """
     from pytest_loopcontract.checkpoints import clearance
 
@@ -214,20 +216,52 @@ def harness_checkpoints(root: Path, history: History | None = None) -> list[Reas
             history, f"harness-record:{exc}", [damaged], kind="harness", standing=True
         )
         what = f"{exc}: restore it or record again with 'loop-contract baseline'"
-        return [_reason(request, what)]
+        return [_reason(root, request, what)]
     if not recorded:
         return []
     changes = compare(recorded, current(root, list(recorded)))
     reasons = []
     for change in changes:
-        subject = f"harness:{change.name}:{change.evidence}"
-        request = clearance.request(history, subject, [change], kind="harness", standing=True)
+        request = clearance.request(
+            history, _subject(change), [change], kind="harness", standing=True
+        )
         if request.status != "cleared":
-            reasons.append(_reason(request, change.message))
+            reasons.append(_reason(root, request, change.message))
+    _withdraw_gone(history, changes)
     return reasons
 
 
-def _reason(request: Any, what: str) -> Reason:
+def _subject(change: HarnessChange) -> str:
+    return f"harness:{change.name}:{change.evidence}"
+
+
+def _withdraw_gone(history: History, changes: Sequence[HarnessChange]) -> None:
+    """Withdraw the pending harness requests the files (and a readable record) no longer
+    raise: a restored file, one changed again (asked again under its own id)."""
+    from pytest_loopcontract.checkpoints import clearance
+
+    now = {c.name: clearance.checkpoint_id(_subject(c), [c]) for c in changes}
+    raised_now = set(now.values())
+
+    def why(raised: Mapping[str, Any], records: Sequence[Any]) -> str | None:
+        if raised.get("base") in raised_now:
+            return None
+        subject = str(raised.get("subject") or "")
+        if subject.startswith("harness-record:"):
+            return "the harness record can be read again"
+        found = raised.get("matches") or [{}]
+        name = str(found[0].get("path") or "") if isinstance(found[0], Mapping) else ""
+        name = name or subject.removeprefix("harness:").rpartition(":")[0]
+        if name in now:
+            return f"{name} changed again; it waits as {clearance.latest_id(records, now[name])}"
+        return f"{name} is back to its recorded bytes"
+
+    clearance.withdraw(history, "harness", why)
+
+
+def _reason(root: Path, request: Any, what: str) -> Reason:
+    from pytest_loopcontract.checkpoints.clearance import person_name, resolve_command
+
     if request.status == "denied":
         return Reason(
             "checkpoint_denied",
@@ -236,7 +270,7 @@ def _reason(request: Any, what: str) -> Reason:
     return Reason(
         "checkpoint_pending",
         f"{request.id}: {what} - a person restores it, or accepts it with "
-        f"'loop-contract checkpoint resolve {request.id} --by NAME'",
+        f"'{resolve_command(request.id, person_name(root))}'",
     )
 
 

@@ -302,12 +302,16 @@ def _inner_settings(
     key: bytes,
     referee: Mapping[str, Any] | None = None,
     policy: Mapping[str, Any] | None = None,
+    only: Sequence[str] | None = None,
 ) -> dict[str, str]:
     """The variables that tell the injected collector where its settings file is (written
     here: results path, nonce, the signing key, the referee's plan, egress policy, the live
-    count's file; the collector deletes it once read) and where else the tree is seen."""
+    count's file, the node ids a rerun is limited to; the collector deletes it once read) and
+    where else the tree is seen."""
     settings = private / "inner.json"
     data: dict[str, Any] = {"raw": str(raw), "nonce": nonce, "egress": egress, "key": key.hex()}
+    if only is not None:
+        data["only"] = list(only)
     if count is not None:
         data["count"] = str(count)
     if referee is not None:
@@ -338,13 +342,16 @@ def run_pytest(
     count_tests: bool = False,
     referee: Mapping[str, Any] | None = None,
     policy: Mapping[str, Any] | None = None,
+    only: Sequence[str] | None = None,
 ) -> PytestRun:
     """Run the suite in ``workdir`` under the reaper, confined; nothing it started survives
     this call. Results and output land in a private temp folder. In the sandbox the
     ``frozen`` paths (the referee's files, relative to ``workdir``) are read-only. With
     ``count_tests`` and a listener (:mod:`observe`), the live test count goes to it;
     ``referee`` is the plan of copies, twins and canaries (:mod:`tamper.twins`); ``policy``
-    the capability policy's settings (:mod:`tamper.capabilities`)."""
+    the capability policy's settings (:mod:`tamper.capabilities`). ``only`` limits the run to
+    those node ids, whatever paths ``extra_args`` names (pytest decides which of its
+    arguments are paths; the injected plugin replaces them)."""
     python = testenv.python if testenv is not None else sys.executable
     confined = confinement or Confinement(PROCESS)
     with scratch_folder("loopcontract-run-") as private:
@@ -365,6 +372,7 @@ def run_pytest(
                 key=key,
                 referee=referee,
                 policy=policy,
+                only=only,
             )
         )
         poll = _count_poller(count, listener) if count and listener else None

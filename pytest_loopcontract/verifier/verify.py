@@ -83,6 +83,7 @@ class VerifyOutcome:
     pytest_seconds: float
     changed: list[str] = field(default_factory=list)
     progress_key: str = ""
+    withdrawn: list[dict[str, Any]] = field(default_factory=list)  # checkpoint_withdrawn data
 
 
 def pinned_contract(root: Path, baseline: BaselineRecord) -> Contract:
@@ -128,6 +129,7 @@ class _Session:
     hidden: list[HiddenFile]
     setup: RunSetup | None
     refusal: Reason | None
+    working_tree: bool = False  # the candidate is the work tree (no ref): its checkpoints
 
     @property
     def globs(self) -> list[str]:
@@ -171,7 +173,8 @@ class _Session:
         seal(dest, self.referee, StateDir.of(self.root).bytecode)
 
     def rerun(self, dest: Path, nodeids: Sequence[str], timeout: float) -> PytestRun:
-        """Run ``nodeids`` again in ``dest``, confined like the first run, with a fresh nonce."""
+        """Run ``nodeids`` again in ``dest``, confined like the first run, with a fresh nonce:
+        those ids only, even when the contract's ``pytest.args`` name whole test files."""
         assert self.setup is not None  # reruns are skipped when the run could not start
         return run_pytest(
             dest,
@@ -184,6 +187,7 @@ class _Session:
             confinement=self.setup.confinement,
             egress=self.contract.egress_allow,
             frozen=self.frozen,
+            only=nodeids,
         )
 
 
@@ -487,23 +491,46 @@ def _capabilities(session: _Session, run: PytestRun, gathered: _Gathered) -> Non
     gathered.matches += evidence
 
 
-def _request_checkpoints(session: _Session, gathered: _Gathered, history: History | None) -> None:
+def _request_checkpoints(
+    session: _Session, gathered: _Gathered, history: History | None, *, complete: bool
+) -> list[dict[str, Any]]:
     """One request per file for everything a person must look at (the diff's patterns, the
-    reward rules', the run's and the review's evidence), before the harness's own."""
-    from pytest_loopcontract.checkpoints.gate import request_checkpoints
+    reward rules', the run's and the review's evidence), before the harness's own.
 
+    A verify of the work tree then withdraws the pending diff requests this tree no longer
+    raises (``complete``: every source of evidence looked; see :func:`withdraw_gone`), and
+    returns what it withdrew."""
+    from pytest_loopcontract.checkpoints.clearance import person_name
+    from pytest_loopcontract.checkpoints.gate import request_checkpoints, withdraw_gone
+
+    history = history or History(StateDir.of(session.root).folder)
     if gathered.matches:
-        history = history or History(StateDir.of(session.root).folder)
-        requested = request_checkpoints(history, gathered.matches)
+        by = person_name(session.root)
+        requested = request_checkpoints(history, gathered.matches, by)
         gathered.checkpoints = [*requested, *gathered.checkpoints]
+    if not session.working_tree:
+        return []  # another tree (a ref, a pushed commit): what the work tree raised stands
+    changed = [path for _, path in session.candidate.changed]
+    withdrawn = withdraw_gone(history, gathered.matches, changed, complete=complete)
+    return [record.data for record in withdrawn]
+
+
+def _complete(session: _Session, run: PytestRun, gathered: _Gathered) -> bool:
+    """Every source of checkpoint evidence looked at this candidate: the run reported (its
+    capability uses) and the review, when the contract asks for one, answered."""
+    if run.results is None:
+        return False
+    review = [c for c in gathered.checks if c.get("id") == "review"]
+    return session.contract.review is None or any(c.get("status") != "not_run" for c in review)
 
 
 def _judge(
     session: _Session, gathering: Future[_Gathered], main: _MainRun, history: History | None
-) -> tuple[dict[str, Any], PytestRun, float]:
+) -> tuple[dict[str, Any], PytestRun, float, list[dict[str, Any]]]:
     """Run the tests in the prepared scratch copy, check the run, evaluate the verdict.
 
-    Returns the verdict, the main run and the seconds the main run took (not launcher time)."""
+    Returns the verdict, the main run, the seconds the main run took (not launcher time) and
+    the checkpoints withdrawn."""
     t_before = time.monotonic()
     run, errors, found, twins = _first_run(session, main)
     in_run = time.monotonic() - t_before
@@ -513,10 +540,11 @@ def _judge(
     gathered.findings += [*found, *more]
     gathered.checks += [twins] if twins is not None else []
     _capabilities(session, run, gathered)
-    _request_checkpoints(session, gathered, history)
+    complete = _complete(session, run, gathered)
+    withdrawn = _request_checkpoints(session, gathered, history, complete=complete)
     document = evaluate(session.contract, results, _evidence(session, gathered, main, run))
     scrub_quotes(document, session.hidden)  # a quoted hidden line in any message is replaced
-    return document, run, in_run
+    return document, run, in_run, withdrawn
 
 
 def _run_session(
@@ -526,10 +554,11 @@ def _run_session(
     nonce: str,
     started: tuple[str, float],
     keep_scratch: bool,
-) -> tuple[dict[str, Any], PytestRun, float]:
+) -> tuple[dict[str, Any], PytestRun, float, list[dict[str, Any]]]:
     """Prepare the scratch copy, judge the candidate in it, then clean up.
 
-    Returns the verdict, the main run and the launcher's own seconds (not the main run's).
+    Returns the verdict, the main run, the launcher's own seconds (not the main run's) and
+    the checkpoints withdrawn.
     A run that is stopped (Ctrl-C, SIGTERM) or fails has ended its children by the time the
     exception reaches here (:func:`run_pytest`); its folders are removed before it goes on,
     not after the process exits."""
@@ -543,7 +572,7 @@ def _run_session(
         session.prepare(scratch)
         coverage = private / "coverage.data" if _needs_coverage(session.contract) else None
         main = _MainRun(scratch, nonce, started, coverage)
-        document, run, in_run = _judge(session, gathering, main, history)
+        document, run, in_run, withdrawn = _judge(session, gathering, main, history)
         launcher_seconds = time.monotonic() - started[1] - in_run
         judged = True
     finally:
@@ -553,7 +582,7 @@ def _run_session(
             # judged: the verdict waits for nothing; else (stopped, failed) gone before we are
             (remove_tree_later if judged else remove_tree)(scratch)
         remove_tree(private)
-    return document, run, launcher_seconds
+    return document, run, launcher_seconds, withdrawn
 
 
 def verify(
@@ -586,8 +615,10 @@ def verify(
         )
         write_json_atomic(target, document)
         return VerifyOutcome(document, target, time.monotonic() - t0, 0.0)
-    session = _Session(root, baseline, contract, candidate, hidden, setup, refusal)
-    document, run, launcher_seconds = _run_session(
+    session = _Session(
+        root, baseline, contract, candidate, hidden, setup, refusal, candidate_ref is None
+    )
+    document, run, launcher_seconds, withdrawn = _run_session(
         session, history, nonce=nonce, started=(started, t0), keep_scratch=keep_scratch
     )
     observe.phase("writing the verdict")
@@ -600,4 +631,5 @@ def verify(
         run.duration,
         changed=[p for _, p in candidate.changed],
         progress_key=progress_key(diff_hash(candidate.patch), failing),
+        withdrawn=withdrawn,
     )

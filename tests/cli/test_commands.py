@@ -69,8 +69,9 @@ def test_commands_are_functions_of_plain_arguments(
     out = capsys.readouterr().out
     document = json.loads(out[out.index("{") :])
     assert (document["valid"], document["error"]["field"]) == (False, "dod")
-    text = contract.read_text("utf-8").replace("dod: []", "dod: [{id: a, text: a, tests: [t]}]")
-    contract.write_text(text, "utf-8")
+    item = "dod: [{id: a, text: a, tests: [test_a.py::test_a]}]"  # check collects it
+    (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n", "utf-8")
+    contract.write_text(contract.read_text("utf-8").replace("dod: []", item), "utf-8")
     assert check(str(contract), as_json=True) == 0
     out = capsys.readouterr().out
     document = json.loads(out[out.index("{") :])

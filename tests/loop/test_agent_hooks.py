@@ -149,6 +149,7 @@ def test_secret_push_blocked_until_a_person_clears_it(
     pushable: Path, candidates: ModuleType
 ) -> None:
     repo = pushable
+    git(repo, "config", "user.name", "Ada Lovelace")  # named by the printed command
     git(repo, "checkout", "-q", "-b", "feature")
     candidates.honest(repo)  # the gates pass, so only the key holds the push back
     add_key(repo)
@@ -160,7 +161,7 @@ def test_secret_push_blocked_until_a_person_clears_it(
     assert "aws access key id" in out and "src/textkit/slug.py" in out
     assert AWS_KEY not in out  # shown redacted
     (cid,) = checkpoint_ids(out)
-    assert f"loop-contract checkpoint resolve {cid} --by NAME" in out
+    assert f'loop-contract checkpoint resolve {cid} --by "Ada Lovelace"' in out  # runnable
     assert "feature" not in remote_heads(repo)
 
     again = push(repo, "origin", "feature")  # asking again finds the same pending request

@@ -35,7 +35,7 @@ from testing.hooks import (
     stop,
     write,
 )
-from testing.repos import CLIResult, assert_valid_verdict, run_cli
+from testing.repos import CLIResult, assert_valid_verdict, git, run_cli
 
 BARE_PATH = "/usr/bin:/bin"  # no virtualenv, no loop-contract
 
@@ -487,17 +487,21 @@ def test_stop_notes_when_claude_codes_own_cap_could_end_a_turn_first(example_rep
 
 def test_stop_waiting_for_a_person_is_allowed_but_never_silent(baselined_repo: Path) -> None:
     repo = baselined_repo
+    git(repo, "config", "user.name", "Ada Lovelace")  # named by the printed commands
     denied = _decision(
         run_hook(repo, "claude-pre-tool-use", bash(repo, "git push --force origin main"))
     )
     (cid,) = checkpoint_ids(denied["permissionDecisionReason"])
+    approve = f'loop-contract checkpoint resolve {cid} --by "Ada Lovelace"'
+    assert f"'{approve}'" in denied["permissionDecisionReason"]
 
     for _ in range(2):  # every stop while it waits says so
         answer = _answer(run_hook(repo, "claude-stop", stop(repo)))
         assert "decision" not in answer
         message = answer["systemMessage"]
         assert cid in message
-        assert f"loop-contract checkpoint resolve {cid} --by NAME" in message
+        assert f"'{approve}'" in message and f"'{approve} --deny'" in message
+        assert "NAME" not in message and "[--deny]" not in message
     recorded = kinds(repo, "stop")
     assert recorded and all(cid in r.data["message"] for r in recorded)
     assert recorded[-1].data["decision"] == "await_human"

@@ -28,6 +28,7 @@ from pytest_loopcontract.history import History
 from pytest_loopcontract.loop.status_server import make_server
 from testing.chromium import count_colours, require_chromium, run_chromium
 from testing.loop_project import STATE, make_repo
+from testing.repos import git
 
 HOSTILE = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
 BANNER = (0xC6, 0x28, 0x28)
@@ -126,6 +127,7 @@ def get(
 
 
 def test_status_json_is_the_status_document_with_bars(repo: Path, served: Served) -> None:
+    git(repo, "config", "user.name", "Ada Lovelace")  # the name the resolve commands carry
     busy_history(repo)
     write_verdict(repo)
     code, headers, body = get(served.url + "status.json")
@@ -142,7 +144,8 @@ def test_status_json_is_the_status_document_with_bars(repo: Path, served: Served
     assert levels == {"iterations": "warn", "minutes": "ok", "tokens": "ok", "usd": "over"}
     [cp] = doc["checkpoints_pending"]
     assert cp["message"] == HOSTILE
-    assert cp["resolve"] == "loop-contract checkpoint resolve cp-0123abcd --by NAME [--deny]"
+    assert cp["resolve"] == 'loop-contract checkpoint resolve cp-0123abcd --by "Ada Lovelace"'
+    assert cp["deny"] == cp["resolve"] + " --deny"  # both runnable as shown
     assert [g["id"] for g in doc["last_verdict"]["failing_gates"]] == ["acceptance", "coverage"]
     assert [b["id"] for b in doc["parked"]["barriers"]] == ["w1"]
 
@@ -173,6 +176,7 @@ def dump_dom(chromium: str, tmp_path: Path, url: str, budget_ms: int = 4000) -> 
 def test_chromium_draws_the_banner_and_the_bars(
     chromium: str, repo: Path, served: Served, tmp_path: Path
 ) -> None:
+    git(repo, "config", "user.name", "Ada Lovelace")
     busy_history(repo)
     write_verdict(repo)
     shot = tmp_path / "status.png"
@@ -185,13 +189,27 @@ def test_chromium_draws_the_banner_and_the_bars(
     assert counts["warn"] > 1000 and counts["over"] > 1000 and counts["ok"] > 1000, counts
     dom = dump_dom(chromium, tmp_path, served.url)
     assert 'id="checkpoint-banner"' in dom
-    assert "loop-contract checkpoint resolve cp-0123abcd --by NAME [--deny]" in dom
+    approve = 'loop-contract checkpoint resolve cp-0123abcd --by "Ada Lovelace"'
+    assert f"approve: </span><code>{approve}</code>" in dom
+    assert f"refuse: </span><code>{approve} --deny</code>" in dom
     assert 'data-level="over"' in dom and 'data-level="warn"' in dom
     assert "acceptance" in dom and "coverage 71.5 &gt;= 90" in dom
     assert "Parked w1: waiting for process 1 to exit - the build" in dom
     # the hostile message is text: escaped in the DOM, no element made from it
     assert '&lt;img src=x onerror="alert(1)"&gt;&lt;script&gt;alert(2)&lt;/script&gt;' in dom
     assert "<img" not in dom and "alert(2)</script>" not in dom
+
+
+def test_a_stopped_loop_is_drawn_with_its_reason_once(
+    chromium: str, repo: Path, served: Served, tmp_path: Path
+) -> None:
+    """The page's loop line is the one ``status`` prints (before: "stopped, stopped: budget")."""
+    history = History(repo / STATE)
+    history.append("loop_started", {"command": ["agent"]})
+    history.append("stop", {"reason": "budget", "exit_code": 21, "decision": "stop"})
+    dom = dump_dom(chromium, tmp_path, served.url)
+    assert re.search(r'id="loop-state"[^>]*>loop: stopped \(budget, exit 21\)<', dom), dom
+    assert "stopped, stopped" not in dom
 
 
 def test_without_a_pending_checkpoint_there_is_no_banner(

@@ -5,7 +5,10 @@ messages, ids computed at collection time. Real baselines and real ``verify`` ru
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+
+import pytest
 
 from pytest_loopcontract.idsets import unpack_ids
 from pytest_loopcontract.verdict_outcomes import verdict_outcomes, verdict_records
@@ -212,6 +215,103 @@ def test_acceptance_tests_are_never_rerun_into_a_pass(tmp_path: Path) -> None:
     code, verdict = verify_json(repo)
     assert code == 20
     assert "reruns" not in verdict
+
+
+# Each test notes its name in a file outside the tree (a folder the sandbox leaves writable),
+# once per run of it: what every pytest run of one verify ran, counted.
+NOTING = """\
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def ran(name):
+    with open({log!r}, "a", encoding="utf-8") as fh:
+        fh.write(name + "\\n")
+"""
+
+ACCEPTANCE_AMONG_OTHERS = """\
+from mini.core import double, triple
+from noting import ran
+
+
+def test_double(two):
+    ran("test_double")
+    assert double(two) == 4
+
+
+def test_triple():
+    ran("test_triple")
+    assert triple(2) == 6
+
+
+def test_neighbour():
+    ran("test_neighbour")
+    assert double(1) == 2
+
+
+class TestMore:
+    def test_in_a_class(self):
+        ran("test_in_a_class")
+        assert triple(0) == 0
+"""
+
+FLAKY_AMONG_OTHERS = """\
+from noting import ROOT, ran
+
+
+def test_sometimes_slow():
+    ran("test_sometimes_slow")
+    seen = ROOT / ".flaky-seen"
+    if (ROOT / "flaky-trigger").exists() and not seen.exists():
+        seen.write_text("x")
+        raise AssertionError("timed out waiting for the worker")
+
+
+def test_beside_it():
+    ran("test_beside_it")
+"""
+
+
+def test_a_second_run_runs_its_node_ids_only_when_pytest_args_name_whole_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The contract's ``pytest.args`` names the suite's files, as a project that runs part
+    of its tests does. Verify's runs after the main one (a flaky test's rerun) get those
+    args too, but run only their node ids: no test of those files runs a second time, and
+    the referee's twins stand in for the acceptance test alone."""
+    from testing.verifier_project import contract
+
+    window = tmp_path / "window"
+    window.mkdir()
+    log = window / "ran.log"
+    monkeypatch.setenv("LOOP_CONTRACT_SANDBOX_WRITABLE", str(window))
+    text = contract() + (
+        "pytest: {args: [tests/test_core.py, tests/test_flaky.py], reruns: 1}\n"
+    )
+    repo = make_repo(
+        tmp_path / "mini",
+        **{
+            "loopcontract.yml": text,
+            "tests/noting.py": NOTING.format(log=str(log)),
+            "tests/test_core.py": ACCEPTANCE_AMONG_OTHERS,
+            "tests/test_flaky.py": FLAKY_AMONG_OTHERS,
+        },
+    )
+    baseline_ok(repo)
+    log.unlink()
+    (repo / "src/mini/core.py").write_text(FIXED, "utf-8")
+    (repo / "flaky-trigger").write_text("on")
+    code, verdict = verify_json(repo)
+    assert code == 0, verdict["reasons"]
+    assert [r["nodeid"] for r in verdict["reruns"]] == ["tests/test_flaky.py::test_sometimes_slow"]
+    twins = next(c for c in verdict["tamper"]["checks"] if c["id"] == "twins")
+    assert twins["tests"] == ["tests/test_core.py::test_triple"], twins
+    runs = Counter(log.read_text("utf-8").split())
+    assert runs["test_sometimes_slow"] == 2  # the main run, then its rerun alone
+    assert runs["test_triple"] > 1  # the referee's copy, then its twins
+    others = ("test_double", "test_neighbour", "test_in_a_class", "test_beside_it")
+    assert {name: runs[name] for name in others} == dict.fromkeys(others, 1), runs
 
 
 def test_in_process_run_applies_the_contracts_pytest_args(tmp_path: Path) -> None:

@@ -122,10 +122,13 @@ def test_fix_mode_refuses_an_acceptance_test_that_does_not_exist(tmp_path: Path)
     text = contract(tests=("tests/test_core.py::test_no_such_test",))
     repo = make_repo(tmp_path / "mini", **{"loopcontract.yml": text})
     result = cli(repo, "baseline")
-    assert result.returncode == 27, result.stderr
-    assert "'triple'" in result.stderr
-    assert "tests/test_core.py::test_no_such_test" in result.stderr
-    assert "do not run" in result.stderr
+    # an id that names no collected test is the contract's error, named at its line (26)
+    assert result.returncode == 26, result.stderr
+    assert (
+        "loopcontract.yml:9:9: dod[0].tests[0]: 'tests/test_core.py::test_no_such_test' "
+        "matches no collected test; did you mean" in result.stderr
+    )
+    assert "commit the tests first" not in result.stderr
     no_traceback(result)
 
 
@@ -133,8 +136,9 @@ def test_fix_mode_refuses_an_acceptance_file_that_does_not_exist(tmp_path: Path)
     text = contract(tests=("tests/test_missing.py::test_triple",))
     repo = make_repo(tmp_path / "mini", **{"loopcontract.yml": text})
     result = cli(repo, "baseline")
-    assert result.returncode == 27
-    assert "tests/test_missing.py::test_triple" in result.stderr
+    assert result.returncode == 26
+    assert "'tests/test_missing.py::test_triple' matches no collected test" in result.stderr
+    assert "did you mean 'tests/test_core.py::test_triple'?" in result.stderr
     no_traceback(result)
 
 

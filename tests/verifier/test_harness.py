@@ -12,7 +12,9 @@ from pathlib import Path
 from pytest_loopcontract.history import History
 from pytest_loopcontract.verifier.harness import compare, harness_checkpoints
 from testing.hooks import STATE, checkpoint_ids, kinds, resolve
-from testing.repos import run_cli
+from testing.repos import git, run_cli
+
+NAME = "Ada Lovelace"  # the repository's git user, named by the printed resolve command
 
 
 def _install(repo: Path, *targets: str) -> None:
@@ -41,6 +43,7 @@ def test_a_changed_settings_file_waits_for_a_person_then_stands_accepted(
     example_repo: Path,
 ) -> None:
     repo = example_repo
+    git(repo, "config", "user.name", NAME)
     _install(repo, "claude-code")
     settings = repo / ".claude" / "settings.json"
     original = settings.read_bytes()
@@ -50,7 +53,7 @@ def test_a_changed_settings_file_waits_for_a_person_then_stands_accepted(
     assert code == "checkpoint_pending"
     assert ".claude/settings.json was changed" in message
     (cid,) = checkpoint_ids(message)
-    assert f"checkpoint resolve {cid} --by NAME" in message
+    assert f'checkpoint resolve {cid} --by "{NAME}"' in message  # runnable as printed
     assert _reasons(repo) == [(code, message)]  # asking again is the same request
 
     resolve(repo, cid, "alice")  # a person accepts these bytes
@@ -63,6 +66,31 @@ def test_a_changed_settings_file_waits_for_a_person_then_stands_accepted(
 
     settings.write_bytes(original)  # restored: nothing to ask
     assert _reasons(repo) == []
+
+
+def test_a_pending_checkpoint_goes_when_its_file_is_restored(example_repo: Path) -> None:
+    """Issue 34, point 2: a request nobody decided is withdrawn once the file no longer
+    drifts (changed again: the new bytes are asked about instead; restored: nothing waits)."""
+    repo = example_repo
+    _install(repo, "claude-code")
+    settings = repo / ".claude" / "settings.json"
+    original = settings.read_bytes()
+    settings.write_text('{"hooks": {}}\n', "utf-8")
+    ((_, message),) = _reasons(repo)
+    (cid,) = checkpoint_ids(message)
+
+    settings.write_text('{"hooks": {"Stop": []}}\n', "utf-8")
+    ((_, again),) = _reasons(repo)
+    (new,) = checkpoint_ids(again)
+    assert new != cid
+    settings.write_bytes(original)
+    assert _reasons(repo) == []
+    assert [(r.data["id"], r.data["why"]) for r in kinds(repo, "checkpoint_withdrawn")] == [
+        (cid, f".claude/settings.json changed again; it waits as {new}"),
+        (new, ".claude/settings.json is back to its recorded bytes"),
+    ]
+    assert run_cli(repo, "checkpoint", "list", "--json").json() == []
+    assert _reasons(repo) == [] and len(kinds(repo, "checkpoint_withdrawn")) == 2
 
 
 def test_a_removed_or_disabled_git_hook_is_named(example_repo: Path) -> None:

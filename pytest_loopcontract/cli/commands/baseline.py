@@ -15,6 +15,7 @@ from pytest_loopcontract.verifier.baseline import (
     BaselineRefused,
     take_baseline,
 )
+from pytest_loopcontract.verifier.selectors import UnmatchedSelectors
 
 __all__ = ["baseline"]
 
@@ -27,15 +28,19 @@ def baseline(
     as_json: bool = False,
     quiet: bool = False,
 ) -> int:
-    """Record the baseline; a refused one exits 27 (as JSON ``{"ok": false}`` with ``--json``)."""
+    """Record the baseline; a refused one exits 27, one refused for test ids that name no
+    collected test 26 (as JSON ``{"ok": false}`` with ``--json``)."""
     root, rel = contract_in_repo(contract)
     try:
         with showing_progress("baseline", quiet=quiet):
             record = take_baseline(root, rel, base, python=python)
-    except BaselineRefused as exc:
+    except (BaselineRefused, UnmatchedSelectors) as exc:
         if not as_json:
             raise
-        print_json({"ok": False, "reason": str(exc)})
+        answer: dict[str, object] = {"ok": False, "reason": str(exc)}
+        if isinstance(exc, UnmatchedSelectors):
+            answer["unmatched"] = exc.entries()
+        print_json(answer)
         return exc.exit_code
     # Adopting a contract adopts the harness as it is now: its files' digests are recorded.
     harness.record(root, by="loop-contract baseline")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.checkpoints import clearance
@@ -37,11 +38,11 @@ def check(words: Sequence[str], *, as_json: bool = False) -> int:
             }
         )
     else:
-        _print_check(matches, request)
+        _print_check(matches, request, root)
     return 0 if request is None or request.status == "cleared" else EXIT_AWAIT_HUMAN
 
 
-def _print_check(matches: Sequence[Match], request: clearance.Clearance | None) -> None:
+def _print_check(matches: Sequence[Match], request: clearance.Clearance | None, root: Path) -> None:
     if request is None:
         print("clear: no checkpoint matches")
         return
@@ -50,7 +51,8 @@ def _print_check(matches: Sequence[Match], request: clearance.Clearance | None) 
     advice = (
         ""
         if request.status != "pending"
-        else f" - a person clears it: loop-contract checkpoint resolve {request.id} --by NAME"
+        else " - a person clears it: "
+        + clearance.resolve_command(request.id, clearance.person_name(root))
     )
     print(f"{request.status}: {request.id}{advice}")
 
@@ -72,9 +74,10 @@ def list_checkpoints(*, show_all: bool = False, as_json: bool = False) -> int:
 
 def _describe(cp: Mapping[str, Any]) -> str:
     by = f" by {cp['by']}" if cp.get("by") else ""
+    gone = f" (withdrawn: {cp['withdrawn']})" if cp.get("status") == "withdrawn" else ""
     return (
         f"{cp['id']} [{cp.get('status')}{by}] {cp.get('kind')}: "
-        f"{cp.get('message')} :: {cp.get('subject')}"
+        f"{cp.get('message')} :: {cp.get('subject')}{gone}"
     )
 
 

@@ -50,11 +50,13 @@ def flag(reason: str, *, evidence: Sequence[str] = (), as_json: bool = False) ->
         )
     match = flag_match(reason, evidence)
     subject = "flag:" + hashlib.sha256(match.message.encode()).hexdigest()[:12]
-    request = clearance.request(loop_history(repo_root()), subject, [match], kind=FLAG_KIND)
+    root = repo_root()
+    request = clearance.request(loop_history(root), subject, [match], kind=FLAG_KIND)
+    by = clearance.person_name(root)
     advice = (
         f"a person reads it (loop-contract checkpoint list) and resolves it: "
-        f"'loop-contract checkpoint resolve {request.id} --by NAME' agrees the task must change; "
-        f"'... --deny' sends the agent back to work"
+        f"'{clearance.resolve_command(request.id, by)}' agrees the task must change; "
+        f"'{clearance.resolve_command(request.id, by, deny=True)}' sends the agent back to work"
     )
     if as_json:
         print_json({"id": request.id, "status": request.status, "message": match.message})

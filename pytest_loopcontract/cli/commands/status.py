@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pytest_loopcontract.checkpoints.clearance import person_name
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import adopted_contract, loop_history, repo_root
-from pytest_loopcontract.loop.budget import elapsed_seconds, now_instant, start_instant
+from pytest_loopcontract.loop.budget import now_instant, run_elapsed_seconds
 from pytest_loopcontract.loop.lock import lock_holder
 from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.loop.status import render_status, status_document
@@ -37,10 +38,12 @@ def collect_status(root: Path) -> dict[str, Any]:
     contract = adopted_contract(root)
     read = loop_history(root).read()
     state = reduce(read.records)
-    start = start_instant(state)
     now = now_instant()
-    minutes = elapsed_seconds(start, now) / 60 if start else 0.0
-    doc = status_document(contract, state, _last_verdict(root), minutes, now)
+    # A stopped run's time is its start to its stop record: reading it later adds nothing.
+    minutes = run_elapsed_seconds(state, now) / 60
+    waiting = any(cp.get("status") == "pending" for cp in state["checkpoints"].values())
+    by = person_name(root) if waiting else ""  # the name the resolve commands carry
+    doc = status_document(contract, state, _last_verdict(root), minutes, now, by=by)
     doc["history"] = {"records": len(read.records), "problems": read.messages()}
     holder = lock_holder(StateDir.of(root).folder)
     doc["loop"]["lock_holder"] = holder

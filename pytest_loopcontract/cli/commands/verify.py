@@ -9,7 +9,6 @@ from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import repo_root
 from pytest_loopcontract.errors import CommandError
 from pytest_loopcontract.verdict import render_checklist
-from pytest_loopcontract.verifier.reports.output import write_reports
 from pytest_loopcontract.verifier.verify import verify as run_verification
 
 __all__ = ["verify"]
@@ -45,10 +44,16 @@ def verify(
     else:
         for line in render_checklist(outcome.verdict):
             print(line)
+        for withdrawn in outcome.withdrawn:
+            print(f"  checkpoint {withdrawn['id']} withdrawn: {withdrawn['why']}")
         print(f"  verdict written to {outcome.verdict_path}")
-    for path in write_reports(root, outcome.verdict, junit=junit_path, sarif=sarif_path):
-        if not as_json:
-            print(f"  report written to {path}")
+    if junit_path is not None or sarif_path is not None:
+        # only when asked: the report builders (XML, SARIF, the history) cost a verify 15 ms
+        from pytest_loopcontract.verifier.reports.output import write_reports
+
+        for path in write_reports(root, outcome.verdict, junit=junit_path, sarif=sarif_path):
+            if not as_json:
+                print(f"  report written to {path}")
     return int(outcome.verdict["exit_code"])
 
 

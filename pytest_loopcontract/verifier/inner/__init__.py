@@ -163,6 +163,14 @@ def _register_referee(config: pytest.Config, launcher: dict[str, Any]) -> Refere
     return referee
 
 
+def _limit_to(config: pytest.Config, only: object) -> None:
+    """A rerun of some node ids: they replace every path pytest took from its arguments, so
+    a contract's ``pytest.args`` that names whole files (the suite a project runs) does not
+    run those files again around the ids (on an xdist worker too)."""
+    if isinstance(only, list) and only:
+        config.args = [str(nodeid) for nodeid in only]
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", DOD_MARKER)
     if _watch is None or config.pluginmanager.has_plugin("loopcontract-watch"):
@@ -172,6 +180,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _policy.disable()
         return
     config.pluginmanager.register(_watch, "loopcontract-watch")
+    _limit_to(config, launcher.get("only"))
     _configure_policy(config, launcher)
     if launcher.get("egress") is not None:
         install_egress(config, [str(h) for h in launcher["egress"]])

@@ -13,7 +13,7 @@ import pytest
 from pytest_loopcontract.contest.seat_model import apply_report, read_report
 from pytest_loopcontract.history import History
 from testing.loop_project import STATE, make_repo, write_agent
-from testing.repos import run_cli
+from testing.repos import git, run_cli
 
 FLAGGER = """
 prompt = Path(sys.argv[1]).read_text()
@@ -36,6 +36,7 @@ def test_a_flag_parks_the_loop_for_a_person_and_a_denial_sends_the_agent_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = make_repo(tmp_path, budget="{iterations: 4}")
+    git(repo, "config", "user.name", "Ada Lovelace")  # the name the printed commands carry
     seen = tmp_path / "seen"
     seen.mkdir()
     agent = write_agent(tmp_path, "flagger", FLAGGER)
@@ -53,7 +54,9 @@ def test_a_flag_parks_the_loop_for_a_person_and_a_denial_sends_the_agent_back(
     stop = [r.data for r in History(repo / STATE).read().records if r.kind == "stop"][-1]
     assert stop["reason"] == "checkpoint" and stop["decision"] == "await_human"
     assert flag["id"] in stop["message"] and "test_unicode expects" in stop["message"]
-    assert f"checkpoint resolve {flag['id']} --by NAME" in stop["message"]  # no placeholder
+    approve = f'loop-contract checkpoint resolve {flag["id"]} --by "Ada Lovelace"'
+    assert f"'{approve}'" in stop["message"] and f"'{approve} --deny'" in stop["message"]
+    assert f"'{approve}'" in printed and f"'{approve} --deny'" in printed  # no placeholder
     # a person disagrees: the agent is told so, keeps working, and finishes honestly
     denied = run_cli(repo, "checkpoint", "resolve", flag["id"], "--by", "alice", "--deny")
     assert denied.returncode == 0, denied.stderr
