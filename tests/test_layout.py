@@ -43,7 +43,7 @@ PURE = [
     "pytest_loopcontract.contest.matrix",
     "pytest_loopcontract.contest.matrix_model",
     "pytest_loopcontract.contest.bracket",
-    "pytest_loopcontract.loop.progress",
+    "pytest_loopcontract.loop.no_progress",
     "pytest_loopcontract.reason",
     "pytest_loopcontract.plural",
 ]

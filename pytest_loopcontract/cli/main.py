@@ -199,7 +199,7 @@ def _run_report(a: Namespace) -> int:
 
 
 def _run_github(a: Namespace) -> int:
-    from pytest_loopcontract.github.extra import require_github_extra
+    from pytest_loopcontract.github.dependency import require_github_extra
 
     require_github_extra()  # PyGithub is the `github` extra: say so rather than a traceback
     from pytest_loopcontract.cli.commands.github import github

@@ -12,7 +12,7 @@ from pytest_loopcontract.checkpoints.clearance import resolve_command
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.history.records import Instant
 from pytest_loopcontract.loop.budget import elapsed_seconds, start_instant, time_budget_exceeded
-from pytest_loopcontract.loop.progress import stalled
+from pytest_loopcontract.loop.no_progress import stalled
 from pytest_loopcontract.verdict import (
     EXIT_AWAIT_HUMAN,
     EXIT_BASELINE,

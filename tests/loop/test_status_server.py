@@ -25,7 +25,7 @@ import pytest
 
 from pytest_loopcontract.cli.commands.status import collect_status
 from pytest_loopcontract.history import History
-from pytest_loopcontract.loop.status_server import make_server
+from pytest_loopcontract.loop.status.server import make_server
 from testing.chromium import count_colours, require_chromium, run_chromium
 from testing.loop_project import STATE, make_repo
 from testing.repos import git

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytest_loopcontract.cli.commands.status import collect_status
 from pytest_loopcontract.cli.repo import adopted_contract, repo_root
 from pytest_loopcontract.errors import CommandError
-from pytest_loopcontract.loop.status_server import make_server
+from pytest_loopcontract.loop.status.server import make_server
 
 __all__ = ["serve"]
 

@@ -19,7 +19,7 @@ from typing import Any
 from pytest_loopcontract.cli.commands.status import collect_status
 from pytest_loopcontract.history import History
 from pytest_loopcontract.history.records import Record
-from pytest_loopcontract.loop.status_server import make_server
+from pytest_loopcontract.loop.status.server import make_server
 from testing.loop_project import STATE, make_repo
 from testing.repos import ROOT, run_cli
 

@@ -3,7 +3,7 @@
 :func:`pytest_loopcontract.loop.status.status_document` is the one status computation; this
 adds the bars a person reads at a glance, each with a level the page colours: ``ok`` (under
 three quarters of the cap), ``warn`` (under the cap), ``over`` (at or past it) and ``none`` (no
-cap, drawn empty). The HTTP side is :mod:`pytest_loopcontract.loop.status_server`.
+cap, drawn empty). The HTTP side is :mod:`pytest_loopcontract.loop.status.server`.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_loopcontract.history.records import EMPTY_DIFF_HASH, diff_hash, progress_key
-from pytest_loopcontract.loop.progress import no_progress, oscillating, stalled
+from pytest_loopcontract.loop.no_progress import no_progress, oscillating, stalled
 
 
 def test_key_depends_on_diff_and_failing_set_not_order() -> None:

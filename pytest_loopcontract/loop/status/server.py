@@ -17,8 +17,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from pytest_loopcontract.loop.status_assets import PAGE_CSS, PAGE_HTML, PAGE_JS
-from pytest_loopcontract.loop.status_page import page_document
+from pytest_loopcontract.loop.status.assets import PAGE_CSS, PAGE_HTML, PAGE_JS
+from pytest_loopcontract.loop.status.page import page_document
 
 __all__ = ["make_server"]
 
