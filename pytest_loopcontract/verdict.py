@@ -17,7 +17,12 @@ from typing import Any, NamedTuple
 
 from pytest_loopcontract.idtext import readable_ids
 from pytest_loopcontract.reason import Reason
-from pytest_loopcontract.verdict_outcomes import failing_tests, tests_section, verdict_records
+from pytest_loopcontract.verdict_outcomes import (
+    failing_tests,
+    failure_lines,
+    tests_section,
+    verdict_records,
+)
 
 __all__ = [
     "BASELINE_STALE",
@@ -37,6 +42,7 @@ __all__ = [
     "Reason",
     "VerdictView",
     "build_verdict",
+    "gate_failures",
     "pytest_version",
     "render_checklist",
     "validate_verdict",
@@ -342,7 +348,10 @@ _GATE_MARK = {"pass": "PASS", "fail": "FAIL", "missing": "MISSING", "error": "ER
 
 
 def render_checklist(document: Mapping[str, Any]) -> list[str]:
-    """The human summary both entry points print: DoD checklist, gates, tamper, verdict."""
+    """The human summary both entry points print: DoD checklist, gates, tamper, verdict.
+
+    Under each DoD item not done and each gate that names tests (regressions), the first of
+    those tests with phase and error, and how many more (:func:`.failure_lines`)."""
     contract = document["contract"]
     lines = [
         f"loop-contract: {contract.get('id')} ({document['trust']}) "
@@ -356,11 +365,14 @@ def render_checklist(document: Mapping[str, Any]) -> list[str]:
             f"  {_MARK.get(item['status'], '[ ]')} {item['id']}: {item['text']} "
             f"({len(tests) - len(failing)}/{len(tests)} tests passed)"
         )
-        lines.extend(f"        {t['outcome']}: {t['nodeid']}" for t in failing)
+        pairs = ((str(t.get("nodeid")), str(t.get("outcome"))) for t in failing)
+        lines.extend(f"        {line}" for line in failure_lines(document, pairs))
     for kind in ("hard", "measured"):
         for gate in document["gates"][kind]:
             mark = _GATE_MARK.get(gate["status"], gate["status"].upper())
             lines.append(f"  {kind} gate {gate['id']}: {mark} - {gate['message']}")
+            named = failure_lines(document, gate_failures(gate))
+            lines.extend(f"        {line}" for line in named)
     for finding in document["tamper"]["findings"]:
         allowed = " (allowed by contract)" if finding.get("allowed") else ""
         where = finding.get("path", "")
@@ -374,3 +386,15 @@ def render_checklist(document: Mapping[str, Any]) -> list[str]:
             if r["code"] not in ("hard_gate_failed", "measured_gate_failed", "tamper_detected")
         )
     return [readable_ids(line) for line in lines]  # node ids as the text they are
+
+
+def gate_failures(gate: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The tests a failed gate names, ``(nodeid, outcome)`` in its order: the regressions of a
+    ``pass_to_pass`` gate, the tests of a ``tests`` gate not passing. None for a gate that
+    passed, nor for an acceptance gate: every reader lists those under their DoD items."""
+    failing = gate.get("failing")
+    if gate.get("kind") == "acceptance" or gate.get("status") == "pass":
+        return []
+    if not isinstance(failing, Mapping):
+        return []
+    return [(str(n), str(o)) for n, o in failing.items()]

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_loopcontract.contract.model import Contract
-from pytest_loopcontract.plural import plural
-from pytest_loopcontract.verdict import VerdictView
+from pytest_loopcontract.verdict import VerdictView, gate_failures
+from pytest_loopcontract.verdict_outcomes import failure_lines
 
 __all__ = ["HONEST_WAY_OUT", "build_prompt", "failure_report", "substitute"]
 
@@ -51,14 +51,12 @@ def _dod_lines(contract: Contract, verdict: Mapping[str, Any] | None) -> list[st
             lines.extend(f"    must pass: {test}" for test in item.tests[:MAX_FAILING_SHOWN])
             lines.append(f'    (and every test marked @pytest.mark.dod("{item.id}"))')
         elif found.get("status") != "done":
-            failing = view.dod_failing(item.id)
-            shown = [t for t in failing if not _hidden(t["nodeid"], places)]
-            for test in shown[:MAX_FAILING_SHOWN]:
-                lines.append(f"    {test['outcome']}: {test['nodeid']}")
-            if len(failing) > len(shown):
-                lines.append(
-                    f"    and {plural(len(failing) - len(shown), 'hidden acceptance test')}"
-                )
+            failing = [
+                (str(t.get("nodeid")), str(t.get("outcome"))) for t in view.dod_failing(item.id)
+            ]
+            lines.extend(
+                f"    {line}" for line in failure_lines(view.document, failing, hide=places)
+            )
         if item.hidden:
             lines.append("    (hidden acceptance tests also decide this item; you cannot see them)")
     return lines
@@ -71,31 +69,49 @@ def _scrub(text: str, places: frozenset[str]) -> str:
     return text
 
 
-def _failure_lines(verdict: Mapping[str, Any], places: frozenset[str]) -> list[str]:
+def _reason_lines(verdict: Mapping[str, Any], places: frozenset[str]) -> list[str]:
+    """The verifier's reasons, each failed gate's with the first tests it names (the
+    regressions, with phase and error) and how many more."""
     view = VerdictView(verdict)
-    lines = [f"- {r['code']}: {_clip(_scrub(r['message'], places))}" for r in view.reasons()]
+    named = {
+        f"{g.get('id')}: {g.get('message')}": gate_failures(g)
+        for kind in ("hard", "measured")
+        for g in view.failed_gates(kind)
+    }
+    lines = []
+    for reason in view.reasons():
+        lines.append(f"- {reason['code']}: {_clip(_scrub(reason['message'], places))}")
+        tests = named.get(str(reason.get("message"))) or []
+        lines.extend(f"    {line}" for line in failure_lines(verdict, tests, hide=places))
+    return lines
+
+
+def _message_lines(verdict: Mapping[str, Any], places: frozenset[str]) -> list[str]:
+    """The first failure messages in full (clipped), hidden tests' never."""
     messages = {
         t["nodeid"]: t.get("message", "")
-        for t in view.records()
+        for t in VerdictView(verdict).records()
         if t.get("outcome") in ("failed", "error")
         and t.get("message")
         and not t.get("hidden")
         and not _hidden(str(t.get("nodeid")), places)
     }
-    for nodeid, message in list(messages.items())[:5]:
-        lines.append(f"--- {nodeid}\n{_clip(message, 1500)}")
-    return lines
+    return [
+        f"--- {nodeid}\n{_clip(message, 1500)}" for nodeid, message in list(messages.items())[:5]
+    ]
 
 
 def failure_report(contract: Contract, verdict: Mapping[str, Any]) -> list[str]:
-    """What the verifier found, as an agent may read it: the reasons, each DoD item not done
-    with the tests that failed it (hidden acceptance tests counted, never named), then the
-    first failure messages. The Claude Code Stop hook sends it back with a blocked stop."""
+    """What the verifier found, as an agent may read it: the reasons (a failed gate's with the
+    first regressions it names), each DoD item not done with the first tests that failed it
+    (hidden acceptance tests counted, never named), then the first failure messages. The
+    agent CLIs' Stop hook sends it back with a blocked stop."""
     places = frozenset(h.to for h in contract.hidden_tests())
-    lines = _failure_lines(verdict, places)
-    reasons = [line for line in lines if line.startswith("- ")]
-    messages = [line for line in lines if not line.startswith("- ")]
-    return [*reasons, *_undone_lines(contract, verdict), *messages]
+    return [
+        *_reason_lines(verdict, places),
+        *_undone_lines(contract, verdict),
+        *_message_lines(verdict, places),
+    ]
 
 
 def _undone_lines(contract: Contract, verdict: Mapping[str, Any]) -> list[str]:
@@ -131,7 +147,8 @@ def build_prompt(
         parts += ["", "## Constraints", *(f"- {c}" for c in contract.constraints)]
     if verdict is not None and verdict.get("verdict") != "pass":
         places = frozenset(h.to for h in contract.hidden_tests())
-        parts += ["", "## What the verifier found last turn", *_failure_lines(verdict, places)]
+        found = [*_reason_lines(verdict, places), *_message_lines(verdict, places)]
+        parts += ["", "## What the verifier found last turn", *found]
     if checkpoint_notes:
         parts += ["", "## Decisions by a person", *(f"- {n}" for n in checkpoint_notes)]
     if lessons.strip():
