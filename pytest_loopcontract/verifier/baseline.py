@@ -27,8 +27,6 @@ from pytest_loopcontract.verifier.baseline_messages import (
 )
 from pytest_loopcontract.verifier.baseline_record import (
     BaselineRecord,
-    included_pins,
-    load_baseline,
 )
 from pytest_loopcontract.verifier.evaluate import outcomes_with_collect_errors
 from pytest_loopcontract.verifier.hidden import (
@@ -69,7 +67,7 @@ if TYPE_CHECKING:
     from pytest_loopcontract.verifier.runner import PytestRun, RunSetup
 
 # The record's own names stay importable from here (their home is .baseline_record).
-__all__ = ["BaselineRecord", "BaselineRefused", "included_pins", "load_baseline", "take_baseline"]
+__all__ = ["BaselineRefused", "take_baseline"]
 
 
 class BaselineRefused(LoopContractError):

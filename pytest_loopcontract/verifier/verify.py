@@ -27,7 +27,11 @@ from pytest_loopcontract.history.records import diff_hash, progress_key
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason, VerdictView, pytest_version
 from pytest_loopcontract.verifier import observe
-from pytest_loopcontract.verifier.baseline import BaselineRecord, included_pins, load_baseline
+from pytest_loopcontract.verifier.baseline_record import (
+    BaselineRecord,
+    included_pins,
+    load_baseline,
+)
 from pytest_loopcontract.verifier.bytecode import seal, sealed_folders
 from pytest_loopcontract.verifier.candidate import Candidate, read_candidate
 from pytest_loopcontract.verifier.diff_evidence import diff_evidence

@@ -286,9 +286,7 @@ def test_a_second_run_runs_its_node_ids_only_when_pytest_args_name_whole_files(
     window.mkdir()
     log = window / "ran.log"
     monkeypatch.setenv("LOOP_CONTRACT_SANDBOX_WRITABLE", str(window))
-    text = contract() + (
-        "pytest: {args: [tests/test_core.py, tests/test_flaky.py], reruns: 1}\n"
-    )
+    text = contract() + "pytest: {args: [tests/test_core.py, tests/test_flaky.py], reruns: 1}\n"
     repo = make_repo(
         tmp_path / "mini",
         **{
