@@ -31,7 +31,7 @@ from pytest_loopcontract.verifier.evaluate import Evidence, evaluate
 from pytest_loopcontract.verifier.results import RunResults, TestRecord
 from pytest_loopcontract.verifier.run_outcome import run_errors
 from pytest_loopcontract.verifier.runner import run_pytest
-from pytest_loopcontract.verifier.tamper.harness import harness_findings
+from pytest_loopcontract.verifier.tamper.harness_patterns import harness_findings
 from pytest_loopcontract.verifier.tamper.pins import (
     boundary_findings,
     crosscheck_findings,

@@ -7,7 +7,7 @@ there it is one line per phase and a count line at most every :data:`PLAIN_INTER
 never a line per test. ``-q`` shows nothing. Colour only on a terminal, never with
 ``NO_COLOR`` set to anything (https://no-color.org) or ``TERM=dumb``.
 
-The numbers come from :mod:`pytest_loopcontract.verifier.observe` and are display only.
+The numbers come from :mod:`pytest_loopcontract.verifier.phases` and are display only.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TextIO
 
-from pytest_loopcontract.verifier import observe
+from pytest_loopcontract.verifier import phases
 
 __all__ = ["StderrProgress", "bar_line", "showing_progress", "wants_colour"]
 
@@ -71,7 +71,7 @@ def visible_length(line: str) -> int:
 
 
 class StderrProgress:
-    """An :class:`observe.Listener` drawing on ``stream`` (redrawn on a tty, plain lines else)."""
+    """An :class:`phases.Listener` drawing on ``stream`` (redrawn on a tty, plain lines else)."""
 
     def __init__(
         self,
@@ -164,7 +164,7 @@ def showing_progress(command: str, *, quiet: bool) -> Iterator[None]:
         stream, command, tty=tty, colour=wants_colour(os.environ, tty), width=_width(stream)
     )
     try:
-        with observe.listening(shown):
+        with phases.listening(shown):
             yield
     finally:
         shown.close()

@@ -19,7 +19,7 @@ from pytest_loopcontract.fsio import utc_now, write_json_atomic
 from pytest_loopcontract.plural import plural
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import EXIT_BASELINE, DodResult
-from pytest_loopcontract.verifier import gates, observe
+from pytest_loopcontract.verifier import gates, phases
 from pytest_loopcontract.verifier.baseline_messages import (
     broken_run_message,
     collect_error_hint,
@@ -160,17 +160,17 @@ def _run_base(
         purge_bytecode(scratch, base.files)
         write_pinned(root, scratch, included)
         write_hidden(scratch, hidden)
-        observe.phase("running the tests at the base commit")
+        phases.phase("running the tests at the base commit")
         stamps = stamp_tree(scratch)
         first = run(contract.pytest.args, count=True)
         written = suite_writes(scratch, stamps, {p: e.blob for p, e in base.files.items()})
         # A second collection: ids computed at collection time (the clock, a random value, a
         # temporary path) differ between the two and can never be expected again.
-        observe.phase("collecting again (ids that change between runs)")
+        phases.phase("collecting again (ids that change between runs)")
         again = run([*contract.pytest.args, "--collect-only", "-q"])
         # pytest.stability_runs: the same run again, to find pass-to-pass tests that flake.
         if contract.pytest.stability_runs:
-            observe.phase(f"stability runs ({contract.pytest.stability_runs})")
+            phases.phase(f"stability runs ({contract.pytest.stability_runs})")
         repeats = repeat_runs(lambda: run(contract.pytest.args), contract.pytest.stability_runs)
         keep(scratch, StateDir.of(root).bytecode)
     finally:
@@ -256,7 +256,7 @@ def take_baseline(
     root: Path, contract_relpath: str, base_ref: str | None = None, python: str | None = None
 ) -> BaselineRecord:
     """Run the base commit's suite in a scratch checkout and write ``baseline.json``."""
-    observe.phase("reading the base commit")
+    phases.phase("reading the base commit")
     base = _read_base(root, contract_relpath, base_ref)
     contract = base.contract
     hidden = read_hidden(
@@ -273,7 +273,7 @@ def take_baseline(
         raise BaselineRefused(str(exc)) from None
     included = pin_untracked(root, contract.pytest.include_untracked)
     runs = _run_base(root, base, setup, included, hidden)
-    observe.phase("recording the baseline")
+    phases.phase("recording the baseline")
     results = _usable_results(runs, setup.testenv.python)
     outcomes = outcomes_with_collect_errors(results)
     if problem := baseline_problem(hidden, outcomes):

@@ -19,7 +19,7 @@ from pytest_loopcontract.verifier.baseline_record import BaselineRecord
 from pytest_loopcontract.verifier.candidate import Candidate
 from pytest_loopcontract.verifier.harness import harness_checkpoints
 from pytest_loopcontract.verifier.tamper.checks import launcher_static_checks
-from pytest_loopcontract.verifier.tamper.harness import harness_findings
+from pytest_loopcontract.verifier.tamper.harness_patterns import harness_findings
 from pytest_loopcontract.verifier.tamper.pins import (
     boundary_findings,
     pin_findings,

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_loopcontract.processes import STOP_GRACE, kill_group, read_tail, spawn
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verifier import observe
+from pytest_loopcontract.verifier import phases
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.sandbox import (
     PROCESS,
@@ -221,7 +221,7 @@ def _args_file(path: Path, args: Sequence[str]) -> Iterator[int | None]:
 def _wait_watched(
     proc: subprocess.Popen[bytes], timeout: float, poll: Callable[[], None] | None
 ) -> int:
-    """``proc.wait(timeout)``, calling ``poll`` every :data:`observe.COUNT_INTERVAL` seconds
+    """``proc.wait(timeout)``, calling ``poll`` every :data:`phases.COUNT_INTERVAL` seconds
     meanwhile when someone watches (without, one plain wait: nothing changes)."""
     if poll is None:
         return proc.wait(timeout=timeout)
@@ -229,9 +229,9 @@ def _wait_watched(
     while True:
         left = deadline - time.monotonic()
         try:
-            return proc.wait(timeout=max(0.0, min(observe.COUNT_INTERVAL, left)))
+            return proc.wait(timeout=max(0.0, min(phases.COUNT_INTERVAL, left)))
         except subprocess.TimeoutExpired:
-            if left <= observe.COUNT_INTERVAL:
+            if left <= phases.COUNT_INTERVAL:
                 raise
         poll()
 
@@ -347,7 +347,7 @@ def run_pytest(
     """Run the suite in ``workdir`` under the reaper, confined; nothing it started survives
     this call. Results and output land in a private temp folder. In the sandbox the
     ``frozen`` paths (the referee's files, relative to ``workdir``) are read-only. With
-    ``count_tests`` and a listener (:mod:`observe`), the live test count goes to it;
+    ``count_tests`` and a listener (:mod:`.phases`), the live test count goes to it;
     ``referee`` is the plan of copies, twins and canaries (:mod:`tamper.twins`); ``policy``
     the capability policy's settings (:mod:`tamper.capabilities`). ``only`` limits the run to
     those node ids, whatever paths ``extra_args`` names (pytest decides which of its
@@ -358,7 +358,7 @@ def run_pytest(
         injected = inject_inner(private / "inject")
         raw, output, report = private / "results.json", private / "output.log", private / "reaper"
         env = child_env(autoload, testenv, workdir, [injected], write_bytecode=write_bytecode)
-        listener = observe.active() if count_tests else None
+        listener = phases.active() if count_tests else None
         count = private / "count" if listener is not None else None
         key = secrets.token_bytes(32)
         env.update(
@@ -430,12 +430,12 @@ def _collect_run(
     )
 
 
-def _count_poller(path: Path, listener: observe.Listener) -> Callable[[], None]:
+def _count_poller(path: Path, listener: phases.Listener) -> Callable[[], None]:
     """Read the collector's count file and pass a changed count on (display only)."""
     last: list[tuple[int, int | None] | None] = [None]
 
     def poll() -> None:
-        now = observe.read_count(path)
+        now = phases.read_count(path)
         if now is not None and now != last[0]:
             last[0] = now
             listener.tests(*now)

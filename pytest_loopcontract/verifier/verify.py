@@ -26,7 +26,7 @@ from pytest_loopcontract.history import History
 from pytest_loopcontract.history.records import diff_hash, progress_key
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason, VerdictView, pytest_version
-from pytest_loopcontract.verifier import observe
+from pytest_loopcontract.verifier import phases
 from pytest_loopcontract.verifier.baseline_record import (
     BaselineRecord,
     included_pins,
@@ -52,7 +52,7 @@ from pytest_loopcontract.verifier.run_outcome import run_errors, run_findings
 from pytest_loopcontract.verifier.runner import PytestRun, RunSetup, prepare_run, run_pytest
 from pytest_loopcontract.verifier.sandbox import PROCESS, SandboxUnavailable
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
-from pytest_loopcontract.verifier.stale import stale_baseline, stale_verdict
+from pytest_loopcontract.verifier.stale_baseline import stale_baseline, stale_verdict
 from pytest_loopcontract.verifier.suite_writes import CONTENT
 from pytest_loopcontract.verifier.tamper.capabilities import capability_findings, verify_settings
 from pytest_loopcontract.verifier.tamper.checks import (
@@ -342,7 +342,7 @@ def _first_run(
     plan = _plan(session)
     scratch = main.scratch
     referee = referee_digests(scratch, session.hashed)
-    observe.phase("running the tests")
+    phases.phase("running the tests")
     run = run_pytest(
         scratch,
         nonce=main.nonce,
@@ -359,7 +359,7 @@ def _first_run(
         referee=plan.settings() if plan is not None and plan.functions else None,
         policy=_policy(session),
     )
-    observe.phase("checking the run")
+    phases.phase("checking the run")
     run, twin_findings, record = _referee(run, plan, contract)
     errors = run_errors(
         run.exit_code,
@@ -572,7 +572,7 @@ def _run_session(
     judged = False
     try:
         gathering = pool.submit(_gather, session, history)
-        observe.phase("preparing the scratch copy")
+        phases.phase("preparing the scratch copy")
         session.prepare(scratch)
         coverage = private / "coverage.data" if _needs_coverage(session.contract) else None
         main = _MainRun(scratch, nonce, started, coverage)
@@ -603,7 +603,7 @@ def verify(
     Scratch folders that earlier runs, killed outright, left behind are swept first."""
     started, t0 = utc_now(), time.monotonic()
     sweep_scratch()
-    observe.phase("reading the baseline and the candidate")
+    phases.phase("reading the baseline and the candidate")
     baseline = load_baseline(root)
     contract = pinned_contract(root, baseline)
     hidden = load_for_verify(root, contract, baseline)  # never in the repository, only copied in
@@ -625,7 +625,7 @@ def verify(
     document, run, launcher_seconds, withdrawn = _run_session(
         session, history, nonce=nonce, started=(started, t0), keep_scratch=keep_scratch
     )
-    observe.phase("writing the verdict")
+    phases.phase("writing the verdict")
     write_json_atomic(target, document)
     failing = VerdictView(document).failing_tests()
     return VerifyOutcome(

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from pytest_loopcontract.cli.display import StderrProgress, bar_line, wants_colour
-from pytest_loopcontract.verifier.observe import parse_count
+from pytest_loopcontract.verifier.phases import parse_count
 from testing.verifier_project import FIXED, cli, make_repo, no_traceback
 
 ESC = "\x1b["
