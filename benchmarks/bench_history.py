@@ -16,7 +16,7 @@ What it measures:
    history's CPU cost, for context. Not how the loop runs.
 3. **Rebuild status** from the ``--records``-line history: ``History.read()`` (read the file,
    parse, verify the chain) + ``reduce()``, ``--repeat`` times; median and min, split into the
-   two phases, plus ``load_state`` on a current ``state.json`` (the normal, fast path). Anchor:
+   two phases (every reader folds the history: there is no state cache). Anchor:
    ``json.loads`` of every line, the least any JSON-lines reader pays on this machine. Wall
    and CPU seconds both: on a shared machine the CPU time is what an idle core would take.
 
@@ -43,7 +43,6 @@ from typing import Any
 
 from pytest_loopcontract.history import History
 from pytest_loopcontract.loop.state import reduce
-from pytest_loopcontract.loop.state_file import load_state, save_state
 from pytest_loopcontract.statedir import StateDir
 
 HERE = Path(__file__).resolve().parent
@@ -217,10 +216,6 @@ def bench_rebuild(state_dir: Path, repeat: int) -> dict[str, Any]:
         del found
         if not round_no % 2:
             anchor()
-    save_state(state_dir, state)
-    fast = [timed(lambda: load_state(state_dir, history))[0] for _ in range(repeat)]
-    _, rebuilt, note = load_state(state_dir, history)
-    assert not rebuilt, note
     return {
         "lines": len(lines),
         "bytes": len(blob),
@@ -233,7 +228,6 @@ def bench_rebuild(state_dir: Path, repeat: int) -> dict[str, Any]:
         "anchor_json_loads_s_median": round(statistics.median(anchor_s), 3),
         "anchor_json_loads_cpu_s_median": round(statistics.median(anchor_cpu_s), 3),
         "ratio_to_anchor": round(statistics.median(total_s) / statistics.median(anchor_s), 3),
-        "load_state_current_s_median": round(statistics.median(fast), 4),
         "runs": [round(t, 3) for t in total_s],
     }
 
@@ -302,8 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"  read+verify {rb['read_verify_s_median']:.3f} s, reduce {rb['reduce_s_median']:.3f} s, "
-        f"min {rb['rebuild_s_min']:.3f} s; load_state with a current state.json "
-        f"{rb['load_state_current_s_median'] * 1000:.1f} ms"
+        f"min {rb['rebuild_s_min']:.3f} s"
     )
     verdict = "PASS" if result["targets"]["rebuild_under_1s"]["pass"] else "MISS"
     print(
