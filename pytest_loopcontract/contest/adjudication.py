@@ -29,7 +29,8 @@ __all__ = ["adjudicate"]
 def adjudicate(state: RunState, survivors: Sequence[Candidate]) -> Decision:
     """Decide among the survivors (a lone one wins outright), record it, and move every
     candidate to its stage."""
-    if len(survivors) > 1:
+    judged = len(survivors) > 1  # a lone survivor wins outright: no diffs, no panel
+    if judged:
         state.progress.phase("judging")
         for judge in state.seats:
             if judge.judge:
@@ -37,8 +38,8 @@ def adjudicate(state: RunState, survivors: Sequence[Candidate]) -> Decision:
     decision = decide(
         state.contract,
         state.run_id,
-        [_contestant(state, c) for c in survivors],
-        _panel(state),
+        [_contestant(state, c, with_diff=judged) for c in survivors],
+        _panel(state) if judged else Panel((), (), state.run_dir, 1),
         rerun=lambda names: _rerun(state, names),
     )
     if decision.scoring is None:
@@ -54,11 +55,13 @@ def adjudicate(state: RunState, survivors: Sequence[Candidate]) -> Decision:
     return decision
 
 
-def _contestant(state: RunState, cand: Candidate) -> Contestant:
+def _contestant(state: RunState, cand: Candidate, *, with_diff: bool) -> Contestant:
+    """The candidate as the engine reads it; its diff (a git run) only when judges read it."""
+    tree = state.baseline.tree
     return Contestant(
         seat=cand.seat.name,
         family=cand.seat.family,
-        diff=diff_text(state.root, state.baseline.tree, cand.tree or "", context=3),
+        diff=diff_text(state.root, tree, cand.tree or "", context=3) if with_diff else "",
         verdict=cand.verdict or {},
         tokens=cand.run.tokens if cand.run else None,
         seconds=cand.run.seconds if cand.run else None,

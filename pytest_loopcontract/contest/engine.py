@@ -86,13 +86,12 @@ class Panel:
 class Decision:
     """What the engine decided: the scoring (None when no candidate passed the gates), the
     result's ``matrix`` block (None without judges), each judge's outcome, the scored matrix,
-    the seats a dissent re-ran, and whether a candidate had fewer than two judge families."""
+    and whether a candidate had fewer than two judge families."""
 
     scoring: Scoring | None
     matrix: dict[str, Any] | None = None
     outcomes: Sequence[JudgeOutcome] = ()
     scored: MatrixResult | None = None
-    reran: Sequence[str] = ()
     degraded: bool = False
 
     @property
@@ -115,9 +114,10 @@ def decide(
     panel: Panel,
     rerun: Rerun | None = None,
 ) -> Decision:
-    """The winner among ``contestants``: a lone one outright, several by the judges, the
-    matrix and the bracket. ``rerun`` re-runs the gates of the seats a dissent names (the
-    local contest screens them again); without it the dissent stands in the matrix as is."""
+    """The winner among ``contestants``: a lone one outright (its diff and the panel are not
+    read), several by the judges, the matrix and the bracket. ``rerun`` re-runs the gates of
+    the seats a dissent names (the local contest screens them again); without it the dissent
+    stands in the matrix as is."""
     if not contestants:
         return Decision(None)
     if len(contestants) == 1:
@@ -138,9 +138,7 @@ def decide(
     cells = [cell for o in outcomes for cell in o.cells]
     contenders = [c.contender() for c in contestants]
     scored = score_cells(cells, contenders, settings, calibration=panel.calibration)
-    reran: tuple[str, ...] = ()
     if scored.rerun_gates and rerun is not None:
-        reran = scored.rerun_gates
         scored, contenders = _after_rerun(cells, contestants, scored, rerun, settings, panel)
     scoring = judge_contenders(
         contenders, scored, cut=contract.bracket.cut, final=contract.bracket.final
@@ -150,7 +148,6 @@ def decide(
         matrix=matrix_document(scored, outcomes, cells, settings),
         outcomes=outcomes,
         scored=scored,
-        reran=reran,
         degraded=any(score.degraded for score in scored.candidates.values()),
     )
 

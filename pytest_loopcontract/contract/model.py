@@ -354,7 +354,7 @@ def _contest(raw: Mapping[str, Any]) -> ContestSettings:
         attempts=int(raw.get("attempts") or default.attempts),
         parallel=int(raw.get("parallel") or default.parallel),
         lesson_chars=int(raw.get("lesson_chars", default.lesson_chars)),
-        probe=int(raw.get("probe") or 0),
+        probe=int(raw.get("probe") or default.probe),
     )
 
 
