@@ -3,6 +3,7 @@ built-ins each layer registers through :func:`with_builtin`."""
 
 from __future__ import annotations
 
+import threading
 from functools import cache
 
 import pluggy
@@ -43,6 +44,10 @@ def with_builtin(plugin: object, name: str) -> pluggy.PluginManager:
     the seat readings in the contest), so this module imports nothing of the package above
     it; the built-ins are ``trylast`` hook implementations, so installed plugins go first."""
     pm = plugin_manager()
-    if pm.get_plugin(name) is None:
-        pm.register(plugin, name)
+    with _REGISTERING:  # judges read their runs on parallel threads: register one of each
+        if pm.get_plugin(name) is None:
+            pm.register(plugin, name)
     return pm
+
+
+_REGISTERING = threading.Lock()
