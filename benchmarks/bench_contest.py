@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT / "examples" / "contest"))
 from prepare import GIT_ENV, make_repo  # noqa: E402
 
 from pytest_loopcontract.contest.field_verification import verify_field  # noqa: E402
-from pytest_loopcontract.verifier.baseline import take_baseline  # noqa: E402
+from pytest_loopcontract.verifier.baseline.take import take_baseline  # noqa: E402
 from pytest_loopcontract.verifier.verify import verify  # noqa: E402
 
 TARGET_RATIO = 0.6

@@ -46,7 +46,7 @@ sys.path.insert(0, str(HERE.parent))
 from pytest_loopcontract.fsio import write_json_atomic  # noqa: E402
 from pytest_loopcontract.statedir import StateDir  # noqa: E402
 from pytest_loopcontract.verdict_outcomes import verdict_outcomes  # noqa: E402
-from pytest_loopcontract.verifier.baseline_record import BaselineRecord, load_baseline  # noqa: E402
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord, load_baseline  # noqa: E402
 from pytest_loopcontract.verifier.results import RunResults  # noqa: E402
 from testing.large_suite import (  # noqa: E402
     ACCEPTANCE,

@@ -4,7 +4,7 @@ The same method as ``tests/test_act_e2e.py`` (which says why each piece is there
 is a host process (``-P ubuntu-latest=-self-hosted``), the pinned remote actions map to the
 offline stand-ins in ``testing/act_support/``, the jobs install the package offline from a
 wheelhouse pip fills once, and ``python3`` on their PATH is the interpreter running the test.
-Here as helpers, so that a test of another workflow (dispatch) needs no copy of that test.
+Both act tests (the verify/publish scene and dispatch) run their workflows through ``ActScene``.
 
 act missing: skipped, unless ``LOOP_CONTRACT_REQUIRE_TOOLS=1`` (CI), then a failure.
 """
@@ -174,6 +174,10 @@ class ActScene:
         }
         cmd = [self.act, event_name, "-W", workflow, "-e", str(event_path)]
         cmd += ["-P", "ubuntu-latest=-self-hosted", "--no-cache-server"]
+        # One job at a time: act 0.2.89 writes its local-repository map from every job's
+        # goroutine unguarded, and two matrix jobs fetching a stand-in at once crash it
+        # ("fatal error: concurrent map writes", seen in CI on the dispatch workflow).
+        cmd += ["--concurrent-jobs", "1"]
         cmd += ["--action-cache-path", str(self.tmp / "act-cache")]
         for key, value in secrets.items():
             cmd += ["-s", f"{key}={value}"]

@@ -17,7 +17,7 @@ from typing import Any
 
 from pytest_loopcontract.contract.model import Contract, parse_contract
 from pytest_loopcontract.fsio import utc_now
-from pytest_loopcontract.verifier.baseline_record import BaselineRecord
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate
 from pytest_loopcontract.verifier.results import RunResults, TestRecord
 from pytest_loopcontract.workspace import Pin

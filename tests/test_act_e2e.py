@@ -47,10 +47,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import signal
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +56,7 @@ import pytest
 
 from pytest_loopcontract.github.contest_state import DATA_BRANCH, state_path
 from testing.act_attacks import ATTACKS, EXECUTABLE, FORGE, FORGED, SLOW, forging_workflow
-from testing.act_runner import find_act, python_bin, store_artifacts, wheelhouse
+from testing.act_runner import ActScene, checkouts, job_lines, store_artifacts
 from testing.contest_project import make_project
 from testing.fake_github import FakeGitHub
 from testing.github_data import require as require_data
@@ -71,7 +69,6 @@ from testing.repos import git
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
-STAND_INS = ROOT / "testing" / "act_support"
 WORKFLOWS = ("loop-contract-verify.yml", "loop-contract-publish.yml")
 REPO = "octo/calc"
 CONTEXT = "loop-contract/winner"
@@ -120,11 +117,7 @@ CONTRACT_GITHUB = {
     # the action here installs "$ACTION_PATH/.." (this package) from the checkout it runs in
     "protect": ["pytest_loopcontract/", "pyproject.toml"],
 }
-# owner/repo[/sub/path]@sha: act maps the repository; the stand-in folder holds the sub-path.
-REMOTE_USES = re.compile(r"uses:\s*([\w.-]+/([\w.-]+))((?:/[\w.-]+)*)@([0-9a-f]{40})")
 WRITES = {"POST", "PATCH", "PUT", "DELETE"}
-# Generous: a run installs the package in every job; assert behaviour, never time.
-TIMEOUT = 1800
 
 
 @pytest.fixture(autouse=True)
@@ -133,23 +126,6 @@ def _recorded_data() -> None:
 
 
 # --------------------------------------------------------------------------- tools
-
-
-def stand_in_mappings() -> list[str]:
-    """``--local-repository`` for every remote action the workflows (and the composite
-    action) pin, each to the stand-in of the same name; a pin without one fails here."""
-    pins: dict[str, str] = {}
-    for path in [*(ROOT / ".github" / "workflows" / n for n in WORKFLOWS), ROOT / "action"]:
-        for file in [path] if path.is_file() else sorted(path.glob("*.yml")):
-            for repo, action, sub, sha in REMOTE_USES.findall(file.read_text("utf-8")):
-                folder = STAND_INS / action / sub.lstrip("/")
-                assert (folder / "action.yml").is_file(), f"no stand-in for {repo}{sub}@{sha}"
-                pins[f"{repo}@{sha}"] = action
-    assert pins, "no pinned remote action found: has the workflows' syntax changed?"
-    args = []
-    for pin, action in sorted(pins.items()):
-        args += ["--local-repository", f"{pin}={STAND_INS / action}"]
-    return args
 
 
 # --------------------------------------------------------------------------- the scene
@@ -263,74 +239,17 @@ def run_act(
     default branch); its log (kept in ``tmp``). A failed run fails the test with the end of
     the log. ``runner_env`` adds to what every step sees (the runner's machine)."""
     workflow = workflow or (WORKFLOWS[0] if event_name == "pull_request" else WORKFLOWS[1])
-    stem = f"run-{run_id}-{event_name}"
-    event_path = tmp / f"{stem}.event.json"
-    event_path.write_text(json.dumps(event), "utf-8")
-    step_env = {
-        "GITHUB_RUN_ID": str(run_id),
-        "GITHUB_API_URL": gh.base_url,
-        "ACT_CHECKOUT_SOURCE": str(scene["origin"]),
-        "ACT_ARTIFACT_DIR": str(tmp / "artifacts"),
-        "ACT_PYTHON_BIN": str(tmp / "python-bin"),
-        "PIP_NO_INDEX": "1",
-        "PIP_FIND_LINKS": str(tmp / "wheelhouse"),
-        "PIP_CONFIG_FILE": os.devnull,
-        "PIP_NO_CACHE_DIR": "1",  # parallel matrix jobs share no pip state
-        "LOOP_CONTRACT_WRITE_SPACING": "0",
-        **(runner_env or {}),
-    }
-    cmd = [
-        find_act(),
+    act: ActScene = scene["act"]
+    assert act.api_url == gh.base_url
+    return act.run(
+        cwd or scene["root"],
         event_name,
-        "-W",
+        event,
+        run_id,
         f".github/workflows/{workflow}",
-        "-e",
-        str(event_path),
-        "-P",
-        "ubuntu-latest=-self-hosted",
-        "-s",
-        "GITHUB_TOKEN=fake-token",
-        "--action-cache-path",
-        str(tmp / "act-cache"),
-        "--no-cache-server",
-        *stand_in_mappings(),
-    ]
-    for key, value in step_env.items():
-        cmd += ["--env", f"{key}={value}"]
-    # act copies its own environment into every step: give it a runner's, not this test's.
-    tools = {str(Path(shutil.which(t) or "/usr/bin/" + t).parent) for t in ("git", "bash")}
-    env = {
-        "PATH": os.pathsep.join([*sorted(tools), "/usr/local/bin", "/usr/bin", "/bin"]),
-        "HOME": str(tmp / "home"),
-        "XDG_CACHE_HOME": str(tmp / "xdg-cache"),
-        "LANG": "C.UTF-8",
-        "NO_COLOR": "1",
-        "ACT_DISABLE_VERSION_CHECK": "1",  # act would ask github.com for its latest release
-    }
-    (tmp / "home").mkdir(exist_ok=True)
-    proc = subprocess.run(
-        cmd,
-        cwd=cwd or scene["root"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=TIMEOUT,
+        {"GITHUB_TOKEN": "fake-token"},
+        runner_env,
     )
-    (tmp / f"{stem}.log").write_text(proc.stdout, "utf-8")
-    assert proc.returncode == 0, f"act {event_name} failed (log: {stem}.log)\n{proc.stdout[-6000:]}"
-    return proc.stdout
-
-
-def job_lines(log: str, job: str) -> list[str]:
-    """What a job printed: act prefixes each line ``[workflow name/job name]``."""
-    return [line for line in log.splitlines() if re.match(rf"\[[^/\]]+/{re.escape(job)}", line)]
-
-
-def checkouts(lines: list[str]) -> list[str]:
-    """The commits the checkout stand-in checked out, in order."""
-    return re.findall(r"stand-in checkout: ([0-9a-f]{40})", "\n".join(lines))
 
 
 def pr_checkout(tmp: Path, scene: dict[str, Any], seat: str) -> Path:
@@ -452,15 +371,13 @@ assert sorted(ROUNDS) == sorted(NUMBERS)
 
 
 def test_the_workflows_under_act_publish_the_right_verdicts(tmp_path: Path) -> None:
-    find_act()
-    wheelhouse(tmp_path / "wheelhouse")
-    python_bin(tmp_path / "python-bin")
     scene = consumer_repo(tmp_path)
     heads = scene["heads"]
     scene["main"] = git(scene["root"], "rev-parse", "main").strip()
     requests: dict[str, int] = {}
     try:
         with fake_server(scene) as gh:
+            scene["act"] = ActScene(tmp_path, scene["origin"], gh.base_url)
             run_contest(tmp_path, scene, gh, requests)
     finally:
         survivors = forge_survivors(tmp_path)

@@ -14,7 +14,7 @@ import pytest_loopcontract
 from pytest_loopcontract.contest.orchestrate import ContestError
 from pytest_loopcontract.errors import CommandError, ContractError, LoopContractError
 from pytest_loopcontract.verdict import EXIT_BASELINE, EXIT_CONTRACT_INVALID
-from pytest_loopcontract.verifier.baseline import BaselineRefused
+from pytest_loopcontract.verifier.baseline.take import BaselineRefused
 from pytest_loopcontract.workspace import WorkspaceError
 
 PACKAGE = Path(pytest_loopcontract.__file__).parent

@@ -39,7 +39,7 @@ LISTED = frozenset(name for name, _reason in CROSS_CUTTING)
 # Pure cores: the rules that decide, readable and testable without files, processes or clocks.
 PURE = [
     "pytest_loopcontract.verifier.gates",
-    "pytest_loopcontract.verifier.baseline_messages",
+    "pytest_loopcontract.verifier.baseline.messages",
     "pytest_loopcontract.contest.matrix",
     "pytest_loopcontract.contest.matrix_model",
     "pytest_loopcontract.contest.bracket",

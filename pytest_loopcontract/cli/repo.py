@@ -54,7 +54,7 @@ def adopted_contract(root: Path) -> Contract:
     """The contract pinned by the baseline in ``root`` (the candidate's copy is only evidence)."""
     # Imported here: the verifier's chain (runner, sandbox, tamper checks) is the heaviest in
     # the package, and the hook commands that import this module run on every agent tool call.
-    from pytest_loopcontract.verifier.baseline_record import load_baseline
+    from pytest_loopcontract.verifier.baseline.record import load_baseline
     from pytest_loopcontract.verifier.verify import pinned_contract
 
     return pinned_contract(root, load_baseline(root))

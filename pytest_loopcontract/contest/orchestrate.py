@@ -47,8 +47,8 @@ from pytest_loopcontract.contract.model import Contract, working_copy
 from pytest_loopcontract.fsio import utc_now, write_text_atomic
 from pytest_loopcontract.plural import plural
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verifier.baseline import take_baseline
-from pytest_loopcontract.verifier.baseline_record import BaselineRecord, load_baseline
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord, load_baseline
+from pytest_loopcontract.verifier.baseline.take import take_baseline
 from pytest_loopcontract.verifier.verify import pinned_contract
 from pytest_loopcontract.workspace import WorkspaceError, git
 

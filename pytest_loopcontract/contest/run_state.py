@@ -22,7 +22,7 @@ from pytest_loopcontract.contest.seat_model import Seat, SeatRun
 from pytest_loopcontract.contest.worktrees import Worktree
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verifier.baseline_record import BaselineRecord
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord
 
 __all__ = ["Candidate", "RunState", "retry_log"]
 

@@ -20,7 +20,7 @@ from pytest_loopcontract.github.checkout_guard import (
     checkout_free_python,
     sandbox_enforced,
 )
-from pytest_loopcontract.verifier.baseline import take_baseline
+from pytest_loopcontract.verifier.baseline.take import take_baseline
 from pytest_loopcontract.verifier.verify import verify
 from pytest_loopcontract.workspace import diff_text, resolve_commit, tree_of
 

@@ -29,7 +29,7 @@ from pytest_loopcontract.contract.model import DEFAULT_PROTECTED_BRANCHES, Contr
 from pytest_loopcontract.history import History
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import harness
-from pytest_loopcontract.verifier.baseline_record import load_baseline
+from pytest_loopcontract.verifier.baseline.record import load_baseline
 from pytest_loopcontract.workspace import WorkspaceError, git, resolve_commit
 
 __all__ = [

@@ -147,8 +147,8 @@ def _pinned_reason(root: Path, rel: str) -> str | None:
         if rel == DEFAULT_CONTRACT_NAME or matches_any(rel, DEFAULT_PROTECT):
             return f"{rel} is protected by default (tests' configuration or the contract)"
         return None
-    from pytest_loopcontract.verifier.baseline import protect_globs
-    from pytest_loopcontract.verifier.baseline_record import load_baseline
+    from pytest_loopcontract.verifier.baseline.record import load_baseline
+    from pytest_loopcontract.verifier.baseline.take import protect_globs
     from pytest_loopcontract.verifier.verify import pinned_contract
 
     baseline = load_baseline(root)
@@ -198,7 +198,7 @@ def _stop_locked(root: Path, session: str, active: bool, dialect: Dialect) -> di
     from pytest_loopcontract.loop.budget import now_instant
     from pytest_loopcontract.loop.run import loop_started_record, recheck_tree, verify_iteration
     from pytest_loopcontract.loop.stops import pre_turn_stop
-    from pytest_loopcontract.verifier.baseline_record import load_baseline
+    from pytest_loopcontract.verifier.baseline.record import load_baseline
     from pytest_loopcontract.verifier.verify import pinned_contract
 
     history = History(StateDir.of(root).folder)

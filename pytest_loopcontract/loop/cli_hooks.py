@@ -219,7 +219,7 @@ def _contract_cap(root: Path) -> int | None:
 
     try:
         if StateDir.of(root).baseline.exists():
-            from pytest_loopcontract.verifier.baseline_record import load_baseline
+            from pytest_loopcontract.verifier.baseline.record import load_baseline
             from pytest_loopcontract.verifier.verify import pinned_contract
 
             return pinned_contract(root, load_baseline(root)).budget.iterations

@@ -23,7 +23,7 @@ from pytest_loopcontract.history import History
 from pytest_loopcontract.loop.state import reduce
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import VerdictView
-from pytest_loopcontract.verifier.baseline_record import load_baseline
+from pytest_loopcontract.verifier.baseline.record import load_baseline
 from pytest_loopcontract.workspace import Pin, git, sha256_bytes
 
 __all__ = [

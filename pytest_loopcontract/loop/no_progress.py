@@ -14,6 +14,7 @@ from pytest_loopcontract.plural import plural
 
 __all__ = ["no_progress", "oscillating", "stalled"]
 
+
 def no_progress(keys: Sequence[str], window: int) -> bool:
     """The last ``window`` keys are identical (and there are at least that many)."""
     if window < 1 or len(keys) < window:

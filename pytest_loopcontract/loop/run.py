@@ -44,7 +44,7 @@ from pytest_loopcontract.verdict import (
     EXIT_NOT_MET,
     VerdictView,
 )
-from pytest_loopcontract.verifier.baseline_record import load_baseline
+from pytest_loopcontract.verifier.baseline.record import load_baseline
 from pytest_loopcontract.verifier.harness import harness_checkpoints
 from pytest_loopcontract.verifier.verify import VerifyOutcome, pinned_contract, verify
 

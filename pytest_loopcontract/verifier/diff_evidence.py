@@ -15,7 +15,7 @@ from pytest_loopcontract.checkpoints.model import Match
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.history import History
 from pytest_loopcontract.verdict import Finding, Reason
-from pytest_loopcontract.verifier.baseline_record import BaselineRecord
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord
 from pytest_loopcontract.verifier.candidate import Candidate
 from pytest_loopcontract.verifier.harness import harness_checkpoints
 from pytest_loopcontract.verifier.tamper.checks import launcher_static_checks

@@ -26,7 +26,7 @@ from pytest_loopcontract.errors import ContractError
 from pytest_loopcontract.workspace import WorkspaceError, git, read_blobs, sha256_bytes
 
 if TYPE_CHECKING:
-    from pytest_loopcontract.verifier.baseline_record import BaselineRecord
+    from pytest_loopcontract.verifier.baseline.record import BaselineRecord
 
 __all__ = [
     "WITHHELD",

@@ -25,7 +25,7 @@ from pytest_loopcontract.contract.model import (
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Reason, environment_info
-from pytest_loopcontract.verifier.baseline_record import BaselineRecord, load_baseline
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord, load_baseline
 from pytest_loopcontract.verifier.repo_evidence import PendingEvidence
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.verdict_frame import error_verdict

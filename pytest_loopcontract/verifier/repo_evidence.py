@@ -30,7 +30,7 @@ from pytest_loopcontract.workspace import (
 
 if TYPE_CHECKING:
     from pytest_loopcontract.contract.model import Contract
-    from pytest_loopcontract.verifier.baseline_record import BaselineRecord
+    from pytest_loopcontract.verifier.baseline.record import BaselineRecord
 
 __all__ = [
     "Pending",

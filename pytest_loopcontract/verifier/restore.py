@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pytest_loopcontract.verdict import Finding
-from pytest_loopcontract.verifier.baseline_record import BaselineRecord
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord
 from pytest_loopcontract.verifier.bytecode import planted
 from pytest_loopcontract.verifier.hidden import real_folders
 from pytest_loopcontract.workspace import (

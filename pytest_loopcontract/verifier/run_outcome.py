@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pytest_loopcontract.verdict import Finding, Reason
-from pytest_loopcontract.verifier.baseline_record import BaselineRecord
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord
 from pytest_loopcontract.verifier.results import RunResults
 from pytest_loopcontract.verifier.runner import PytestRun
 from pytest_loopcontract.verifier.tamper.runtime import (

@@ -26,7 +26,7 @@ from typing import Any
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.idsets import pack_ids
 from pytest_loopcontract.verdict import BASELINE_STALE, Reason, environment_info
-from pytest_loopcontract.verifier.baseline_record import BaselineRecord
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord
 from pytest_loopcontract.verifier.candidate import Candidate
 from pytest_loopcontract.verifier.verdict_frame import error_verdict, run_timing
 from pytest_loopcontract.workspace import WorkspaceError, git

@@ -27,7 +27,7 @@ from pytest_loopcontract.history.records import diff_hash, progress_key
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import Finding, Reason, VerdictView, pytest_version
 from pytest_loopcontract.verifier import phases
-from pytest_loopcontract.verifier.baseline_record import (
+from pytest_loopcontract.verifier.baseline.record import (
     BaselineRecord,
     included_pins,
     load_baseline,

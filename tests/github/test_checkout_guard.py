@@ -96,7 +96,7 @@ def test_a_checkout_venv_python_never_runs_in_the_verify_job(tmp_path: Path) -> 
 def test_the_local_rule_would_have_run_it(tmp_path: Path) -> None:
     """The cheat that beats a verify job without the guard: the same checkout, the verifier's
     local choice of interpreter, and the candidate's program runs unconfined."""
-    from pytest_loopcontract.verifier.baseline import take_baseline
+    from pytest_loopcontract.verifier.baseline.take import take_baseline
 
     mark = tmp_path / "interpreter-ran"
     s = scene(tmp_path, {"calc.py": GOOD, ".venv/bin/python": fake_interpreter(mark)})

@@ -18,7 +18,7 @@ from pytest_loopcontract.idsets import count_ids, pack_ids, unpack_ids
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import validate_verdict
 from pytest_loopcontract.verdict_outcomes import failing_tests, verdict_outcomes, verdict_records
-from pytest_loopcontract.verifier.baseline_record import BaselineRecord, load_baseline
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord, load_baseline
 from pytest_loopcontract.verifier.evaluate import Evidence, evaluate
 from pytest_loopcontract.verifier.results import RunResults, TestRecord
 from pytest_loopcontract.workspace import WorkspaceError

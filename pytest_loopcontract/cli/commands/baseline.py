@@ -10,8 +10,8 @@ from pytest_loopcontract.cli.repo import contract_in_repo
 from pytest_loopcontract.idtext import readable_nodeid
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verifier import harness
-from pytest_loopcontract.verifier.baseline import BaselineRefused, take_baseline
-from pytest_loopcontract.verifier.baseline_record import BaselineRecord
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord
+from pytest_loopcontract.verifier.baseline.take import BaselineRefused, take_baseline
 from pytest_loopcontract.verifier.selectors import UnmatchedSelectors
 
 __all__ = ["baseline"]

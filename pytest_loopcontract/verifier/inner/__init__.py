@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from .collector import ResultCollector, WorkerMarks, loop_metric, write_results
+from .live_count import CountWriter
 from .names import POLICY_PROPERTY
 from .policy import Policy, install
-from .progress import CountWriter
 from .referee import Referee
 from .watch import PatchWatch
 

@@ -25,7 +25,7 @@ from pytest_loopcontract.checkpoints.model import Match
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.verdict import Finding
 from pytest_loopcontract.verifier import gates
-from pytest_loopcontract.verifier.baseline_record import BaselineRecord
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord
 from pytest_loopcontract.verifier.sensors.diff_lines import added_lines_from_diff
 from pytest_loopcontract.verifier.tamper.literals import (
     Expectation,

@@ -487,4 +487,3 @@ def _command_words(node: ast.AST) -> Iterator[str]:
     elif isinstance(node, ast.JoinedStr):
         for part in node.values:
             yield from _command_words(part)
-

@@ -1,6 +1,6 @@
 """The baseline record: what ``baseline.json`` holds, and reading it back.
 
-Apart from :mod:`.baseline`, which takes a baseline (scratch checkouts, repeated runs, the
+Apart from :mod:`.take`, which takes a baseline (scratch checkouts, repeated runs, the
 hidden tests): everything that only *reads* one (the in-process plugin in every enabled test
 run, the hooks, ``verify``) imports this small module instead of the whole recording side.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.statedir import StateDir
-from pytest_loopcontract.verifier.baseline_format import (
+from pytest_loopcontract.verifier.baseline.format import (
     FORMAT,
     BaselineFormatError,
     decode_sets,

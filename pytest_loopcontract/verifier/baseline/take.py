@@ -20,12 +20,12 @@ from pytest_loopcontract.plural import plural
 from pytest_loopcontract.statedir import StateDir
 from pytest_loopcontract.verdict import EXIT_BASELINE, DodResult
 from pytest_loopcontract.verifier import gates, phases
-from pytest_loopcontract.verifier.baseline_messages import (
+from pytest_loopcontract.verifier.baseline.messages import (
     broken_run_message,
     collect_error_hint,
     outside_import_message,
 )
-from pytest_loopcontract.verifier.baseline_record import (
+from pytest_loopcontract.verifier.baseline.record import (
     BaselineRecord,
 )
 from pytest_loopcontract.verifier.evaluate import outcomes_with_collect_errors
@@ -66,7 +66,6 @@ from pytest_loopcontract.workspace import (
 if TYPE_CHECKING:
     from pytest_loopcontract.verifier.runner import PytestRun, RunSetup
 
-# The record's own names stay importable from here (their home is .baseline_record).
 __all__ = ["BaselineRefused", "take_baseline"]
 
 
