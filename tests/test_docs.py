@@ -350,8 +350,14 @@ def test_ci_runs_the_readme_commands() -> None:
 
 
 def test_readme_links_to_pages_that_exist() -> None:
+    """The README is also the package's page on PyPI, where a relative link leads nowhere: its
+    links to the pages are absolute, into the repository that ``pyproject.toml`` names."""
     readme = (ROOT / "README.md").read_text("utf-8")
-    links = re.findall(r"\]\((docs/[^)#]+)", readme)
+    home = re.search(r'^Homepage = "([^"]+)"$', (ROOT / "pyproject.toml").read_text("utf-8"), re.M)
+    assert home is not None
+    blob = re.escape(home[1] + "/blob/main/")
+    links = re.findall(rf"\]\({blob}(docs/[^)#]+)", readme)
     assert "docs/getting-started.md" in links and "docs/development.md" in links
     for link in links:
         assert (ROOT / link).is_file(), link
+    assert not re.findall(r"\]\((?!https?://|#)[^)]+\)", readme), "a relative link in the README"
