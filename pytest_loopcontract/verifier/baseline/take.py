@@ -25,9 +25,7 @@ from pytest_loopcontract.verifier.baseline.messages import (
     collect_error_hint,
     outside_import_message,
 )
-from pytest_loopcontract.verifier.baseline.record import (
-    BaselineRecord,
-)
+from pytest_loopcontract.verifier.baseline.record import BaselineRecord
 from pytest_loopcontract.verifier.evaluate import outcomes_with_collect_errors
 from pytest_loopcontract.verifier.hidden import (
     HiddenFile,
