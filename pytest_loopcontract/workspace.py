@@ -371,9 +371,12 @@ _TMPFS = Path("/dev/shm")
 # The folders a run makes for itself: ``loopcontract-<kind>-<owner pid>-<random>``. A process
 # killed outright (SIGKILL, the OOM killer, a lost CI runner) cannot remove them; the pid in the
 # name lets a later run see that their owner is gone (:func:`sweep_scratch`). Only these kinds
-# are ever swept: other ``loopcontract-`` folders (a contest's, named after a contract id) may
-# hold digits in the same place.
-SCRATCH_KINDS = ("scratch", "baseline", "private", "run", "index", "cmd")
+# are ever swept, so a folder of another tool that happens to start with ``loopcontract-`` is
+# left alone.
+SCRATCH_KINDS = (
+    "scratch", "baseline", "private", "run", "index", "cmd",
+    "review", "coverage", "capture", "seats", "judge", "probe", "publish",
+)  # fmt: skip
 _OWNED_NAME = re.compile(
     rf"loopcontract-(?:{'|'.join(SCRATCH_KINDS)})-([1-9][0-9]{{0,6}})-[a-z0-9_]+"
 )

@@ -8,6 +8,11 @@ from pathlib import Path
 import pytest
 
 from pytest_loopcontract.verdict_outcomes import verdict_records
+
+# Imported here, before any pytester run: pytester drops the modules a run imported when it
+# ends, but the cached plugin manager keeps the sensors it registered, so a sensor imported
+# inside one run would return another copy's ``Observation`` to the next run's registry.
+from pytest_loopcontract.verifier.sensors import registry as _sensor_registry  # noqa: F401
 from testing.repos import assert_valid_verdict
 
 pytest_plugins = ["pytester"]

@@ -107,7 +107,7 @@ def test_names_that_are_not_ours_are_never_swept(parent: Path, tmp_path: Path) -
     gone = dead_pid()
     precious = folder(tmp_path, "precious")
     kept = [
-        folder(parent, f"loopcontract-probe-{gone}-abcd1234"),  # a contest folder, id "<digits>"
+        folder(parent, f"loopcontract-demo-{gone}-abcd1234"),  # a kind that is not ours
         folder(parent, f"loopcontract-run-{gone}-seats-abcd1234"),  # a contract id "run-<digits>"
         folder(parent, "loopcontract-scratch-kept-abcd1234"),  # --keep-scratch
         folder(parent, "loopcontract-scratch-abcd1234"),  # an older version's, no owner in it
@@ -169,5 +169,20 @@ def test_a_kept_scratch_folder_outlives_its_owner(parent: Path) -> None:
 
 def test_make_scratch_refuses_a_kind_the_sweep_would_not_know(parent: Path) -> None:
     with pytest.raises(ValueError, match="names none of"):
-        make_scratch("loopcontract-review-")
+        make_scratch("loopcontract-demo-")
     assert list(parent.iterdir()) == []
+
+
+def test_every_temporary_folder_the_package_makes_is_one_the_sweep_knows() -> None:
+    """A folder made with ``tempfile`` directly carries no owner, so a killed run's copy of it
+    would stay forever: the package makes its folders through ``make_scratch`` only."""
+    package = Path(__file__).resolve().parents[1] / "pytest_loopcontract"
+    makers = ("TemporaryDirectory(", "mkdtemp(")
+    offenders = [
+        f"{path.relative_to(package)}:{number}"
+        for path in sorted(package.rglob("*.py"))
+        if path.name != "workspace.py"
+        for number, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+        if any(maker in line for maker in makers)
+    ]
+    assert offenders == []

@@ -10,7 +10,6 @@ snapshotted before and after, so a seat that wrote outside its worktree stops th
 from __future__ import annotations
 
 import concurrent.futures as cf
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,7 +27,7 @@ from pytest_loopcontract.contest.worktrees import (
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.plural import plural
 from pytest_loopcontract.verifier.snapshot import snapshot_worktree
-from pytest_loopcontract.workspace import WorkspaceError, changed_paths
+from pytest_loopcontract.workspace import WorkspaceError, changed_paths, scratch_folder
 
 __all__ = ["generate"]
 
@@ -56,7 +55,7 @@ def generate(
     # Outside the repository: a seat's checkout holds the base commit only, and the other
     # seats' checkouts, the repository and its state folder are out of its sandbox's sight.
     with (
-        tempfile.TemporaryDirectory(prefix=f"loopcontract-{state.contract.id}-seats-") as tmp,
+        scratch_folder("loopcontract-seats-") as tmp,
         cf.ThreadPoolExecutor(max_workers=state.parallel) as pool,
     ):
         futures = [

@@ -10,7 +10,6 @@ documents in the result. Only where the candidates come from differs.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from pytest_loopcontract.contest.seats import run_seat
 from pytest_loopcontract.contract.model import Contract, JudgedSettings
 from pytest_loopcontract.fsio import write_text_atomic
 from pytest_loopcontract.verifier.sandbox import Confinement
+from pytest_loopcontract.workspace import scratch_folder
 
 __all__ = [
     "PanelSettings",
@@ -150,7 +150,7 @@ def _asker(
     def ask(packet_file: Path) -> AskResult:
         nonlocal calls
         calls += 1
-        with tempfile.TemporaryDirectory(prefix="loopcontract-judge-") as cwd:
+        with scratch_folder("loopcontract-judge-") as cwd:
             run = run_seat(
                 judge,
                 "judge",

@@ -30,7 +30,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +46,7 @@ from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.errors import LoopContractError
 from pytest_loopcontract.fsio import utc_stamp, write_text_atomic
 from pytest_loopcontract.statedir import StateDir
+from pytest_loopcontract.workspace import scratch_folder
 
 __all__ = [
     "PROBE_RESULTS",
@@ -134,7 +134,7 @@ def probe_seat(
 ) -> ProbeResult:
     """Run one probe of ``seat`` (see the module docstring) and record it in ``ledger``."""
     test = _chosen_test(contract)
-    with tempfile.TemporaryDirectory(prefix=f"loopcontract-probe-{contract.id}-") as tmp:
+    with scratch_folder("loopcontract-probe-") as tmp:
         scratch = Path(tmp)
         checkout = add_checkout(root, contract_id=contract.id, seat=seat.name,
                                 base_commit=base_commit, parent=scratch / "seats")  # fmt: skip

@@ -37,6 +37,7 @@ from pytest_loopcontract.workspace import (
     changed_paths,
     git,
     resolve_commit,
+    scratch_folder,
 )
 
 __all__ = [
@@ -293,7 +294,7 @@ def capture_candidate(root: Path, worktree: Worktree, *, message: str) -> Captur
         own_git_dir = Path(tempfile.gettempdir()) / "loopcontract-no-index"
     else:
         own_git_dir = _check_worktree(root, worktree, common)
-    with tempfile.TemporaryDirectory(prefix="loopcontract-capture-") as tmp:
+    with scratch_folder("loopcontract-capture-") as tmp:
         index = Path(tmp) / "index"
         env = {
             "GIT_DIR": str(common),

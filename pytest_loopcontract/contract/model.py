@@ -249,6 +249,15 @@ class Contract(NamedTuple):
     def hidden_tests(self) -> tuple[HiddenTest, ...]:
         return tuple(test for item in self.dod for test in item.hidden)
 
+    def coverage_run_gates(self) -> tuple[MeasuredGate, ...]:
+        """The measured gates that read coverage the verifier's own run measures (no report
+        ``file`` of the project's): those runs go through ``python -m coverage run``."""
+        return tuple(
+            gate
+            for gate in self.measured_gates
+            if gate.metric.startswith("coverage.") and not gate.source.get("file")
+        )
+
     def scored_dod(self) -> tuple[DodItem, ...]:
         """The DoD items as the gates score them: a hidden test's file (its place in the
         scratch tree) is one more selector of its item, so its node ids are acceptance tests

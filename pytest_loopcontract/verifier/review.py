@@ -18,7 +18,6 @@ without a token, like a contest judge (:func:`contest.seats.run_seat`).
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 from pytest_loopcontract.checkpoints.model import Match
 from pytest_loopcontract.contract.model import Contract
 from pytest_loopcontract.verifier.tamper.checks import check_record
+from pytest_loopcontract.workspace import scratch_folder
 
 __all__ = ["REVIEW_CODE", "ReviewAnswer", "parse_review", "review_packet", "run_review"]
 
@@ -129,7 +129,7 @@ def run_review(
         return check_record("review", "skipped", "the change is empty"), []
 
     def ask(packet: str) -> tuple[str | None, str]:
-        with tempfile.TemporaryDirectory(prefix="loopcontract-review-") as folder:
+        with scratch_folder("loopcontract-review-") as folder:
             packet_file = Path(folder, "packet.md")
             packet_file.write_text(packet, "utf-8")
             run = run_seat(

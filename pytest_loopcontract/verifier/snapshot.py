@@ -8,7 +8,6 @@ snapshot at every session's end and has its own way of doing it (:func:`snapshot
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -19,6 +18,8 @@ from pytest_loopcontract.workspace import (
     TreeEntry,
     WorkspaceError,
     git,
+    make_scratch,
+    remove_tree,
 )
 
 __all__ = ["PendingSnapshot", "Snapshot", "ThrowawayIndex", "snapshot_worktree"]
@@ -48,13 +49,13 @@ class ThrowawayIndex:
     stat data differs."""
 
     def __init__(self, root: Path, real_index: Path | None = None) -> None:
-        self._folder = tempfile.TemporaryDirectory(prefix="loopcontract-index-")
-        self.path = Path(self._folder.name) / "index"
+        self._folder = make_scratch("loopcontract-index-")
+        self.path = self._folder / "index"
         _seed_index(root, self.path, real_index)
         self.env = {"GIT_INDEX_FILE": str(self.path)}
 
     def close(self) -> None:
-        self._folder.cleanup()
+        remove_tree(self._folder)
 
     def __enter__(self) -> ThrowawayIndex:
         return self

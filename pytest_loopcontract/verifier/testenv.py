@@ -38,6 +38,11 @@ _PROBE = (
     "'base_prefix': sys.base_prefix}))"
 )
 
+_FIND_MODULES = (
+    "import importlib.util, sys; "
+    "print(' '.join(n for n in sys.argv[1:] if importlib.util.find_spec(n) is None))"
+)
+
 
 @dataclass(frozen=True)
 class TestEnv:
@@ -66,6 +71,22 @@ class TestEnv:
             "startup": self.startup,
             "startup_files": dict(sorted(self.startup_files.items())),
         }
+
+    def missing_modules(self, names: Sequence[str]) -> list[str]:
+        """Which of ``names`` the interpreter cannot import from its own installation (``-I``:
+        neither the working folder nor ``PYTHON*`` variables count); an interpreter that does
+        not answer leaves it to the run to say what is wrong."""
+        try:
+            done = subprocess.run(
+                [self.python, "-I", "-c", _FIND_MODULES, *names],
+                capture_output=True,
+                timeout=60,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+        return done.stdout.decode("utf-8", "replace").split() if done.returncode == 0 else []
 
     def child_pythonpath(self, tree: Path, first: Sequence[Path] = ()) -> str:
         """``PYTHONPATH`` for the child: the verifier's injected folder, then the contract's

@@ -109,13 +109,6 @@ def pinned_contract(root: Path, baseline: BaselineRecord) -> Contract:
     return parse_contract(data, Path(baseline.contract_path))
 
 
-def _needs_coverage(contract: Contract) -> bool:
-    return any(
-        g.metric.startswith("coverage.") and not g.source.get("file")
-        for g in contract.measured_gates
-    )
-
-
 def _refused(refusal: Reason) -> dict[str, Any]:
     return {"mode": PROCESS, "note": refusal.message, "leftovers": []}
 
@@ -574,7 +567,7 @@ def _run_session(
         gathering = pool.submit(_gather, session, history)
         phases.phase("preparing the scratch copy")
         session.prepare(scratch)
-        coverage = private / "coverage.data" if _needs_coverage(session.contract) else None
+        coverage = private / "coverage.data" if session.contract.coverage_run_gates() else None
         main = _MainRun(scratch, nonce, started, coverage)
         document, run, in_run, withdrawn = _judge(session, gathering, main, history)
         launcher_seconds = time.monotonic() - started[1] - in_run

@@ -304,3 +304,31 @@ def test_second_baseline_replaces_the_first(tmp_path: Path) -> None:
     assert "tests/test_core.py::test_double_zero" in unpack_ids(record["pass_to_pass"])
     pin = record["pins"]["tests/test_core.py"]
     assert pin["sha256"] == hashlib.sha256((repo / "tests/test_core.py").read_bytes()).hexdigest()
+
+
+def test_coverage_gates_without_coverage_in_the_test_interpreter_are_refused_up_front(
+    example_repo: Path, tmp_path: Path
+) -> None:
+    """Where a user starts: ``--python`` names the project's interpreter, which lacks
+    coverage.py; the example's coverage gates would make every verify run no test at all
+    ("No module named coverage"), so the baseline refuses at once and says how to install it."""
+    import subprocess
+    import sys
+
+    from testing.repos import run_cli
+
+    bare = tmp_path / "bare venv"  # a space: the commands in the message must quote it
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    python = bare / "bin" / "python"
+
+    refused = run_cli(example_repo, "baseline", "--python", str(python))
+
+    assert refused.returncode == 27, refused.stdout + refused.stderr
+    said = refused.stderr
+    assert "coverage, changed-lines-covered need coverage.py" in said, said
+    commands = [line.strip() for line in said.splitlines()[-2:]]
+    assert commands == [
+        f"'{python}' -m pip install coverage",
+        f"loop-contract baseline --python '{python}'",
+    ], said
+    assert not (example_repo / ".loop-contract" / "baseline.json").exists()

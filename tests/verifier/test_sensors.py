@@ -964,3 +964,28 @@ def test_missed_lines_are_shown_as_ranges_for_the_first_files() -> None:
     assert missed_lines_text({"a.py": [3, 4, 5, 9]}) == "a.py:3-5, 9"
     many = {f"m{i}.py": [1] for i in range(5)}
     assert missed_lines_text(many) == "m0.py:1; m1.py:1; m2.py:1; and 2 more files"
+
+
+def test_coverage_gates_are_measured_when_the_project_names_no_coverage_source(
+    example_repo: Path, candidates: Any
+) -> None:
+    """Without ``[tool.coverage.run] source`` coverage.py measures every file it sees run,
+    the verifier's own plugin copied beside the run among them; that copy is gone when the
+    report is made, and coverage.py's "No source for code" must not turn the gates to errors."""
+    from testing.repos import git, run_cli
+
+    pyproject = example_repo / "pyproject.toml"
+    text = pyproject.read_text("utf-8")
+    pyproject.write_text(text.replace('[tool.coverage.run]\nsource = ["src"]\n', ""), "utf-8")
+    git(example_repo, "commit", "-qam", "no coverage source")
+    assert run_cli(example_repo, "baseline").returncode == 0
+    candidates.honest(example_repo)
+
+    result = run_cli(example_repo, "verify")
+
+    verdict = json.loads((example_repo / ".loop-contract/verdict.json").read_text("utf-8"))
+    by_id = {g["id"]: g for g in verdict["gates"]["measured"]}
+    assert by_id["coverage"]["status"] == "pass", by_id["coverage"]
+    assert by_id["changed-lines-covered"]["status"] == "pass", by_id["changed-lines-covered"]
+    assert "No source" not in result.stdout + result.stderr
+    assert result.returncode == 0, result.stdout

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from pytest_loopcontract.github.verify_dispatch import PR_INPUT
 from pytest_loopcontract.github.verify_pr import verify_pull_request
 from pytest_loopcontract.verifier.reports.output import write_report
 from pytest_loopcontract.verifier.reports.sarif import sarif_log
+from pytest_loopcontract.workspace import scratch_folder
 
 __all__ = ["github"]
 
@@ -120,7 +120,7 @@ def _publish(
         raise CommandError("the workflow_run event names no run id: no artifacts to read")
     fetched = fetch_run_artifacts(repo, int(run.id), artifacts, token=env.token)
     print(f"artifacts of run {run.id}: took {sorted(fetched.taken)}; refused {fetched.refused}")
-    with tempfile.TemporaryDirectory(prefix="loopcontract-publish-") as work:
+    with scratch_folder("loopcontract-publish-") as work:
         outcome = publish(
             repo,
             contract=contract,

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.checkpoints.clearance import person_name
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import adopted_contract, loop_history, repo_root
+from pytest_loopcontract.fsio import parse_utc
+from pytest_loopcontract.history.records import Instant, Record
 from pytest_loopcontract.loop.budget import now_instant, run_elapsed_seconds
 from pytest_loopcontract.loop.lock import lock_holder
 from pytest_loopcontract.loop.state import reduce
@@ -39,18 +42,26 @@ def collect_status(root: Path) -> dict[str, Any]:
     read = loop_history(root).read()
     state = reduce(read.records)
     now = now_instant()
-    # A stopped run's time is its start to its stop record: reading it later adds nothing.
-    minutes = run_elapsed_seconds(state, now) / 60
+    holder = lock_holder(StateDir.of(root).folder)
+    # Recorded as running, but no process holds the loop: it was killed or interrupted.
+    interrupted = state["loop"].get("status") == "running" and holder is None
+    # A stopped run's time is its start to its stop record, a killed one's to the last thing
+    # it recorded: reading either later adds nothing.
+    until = _last_instant(read.records) if interrupted and read.records else now
+    minutes = run_elapsed_seconds(state, until) / 60
     waiting = any(cp.get("status") == "pending" for cp in state["checkpoints"].values())
     by = person_name(root) if waiting else ""  # the name the resolve commands carry
     doc = status_document(contract, state, _last_verdict(root), minutes, now, by=by)
     doc["history"] = {"records": len(read.records), "problems": read.messages()}
-    holder = lock_holder(StateDir.of(root).folder)
     doc["loop"]["lock_holder"] = holder
-    if doc["loop"].get("status") == "running" and holder is None:
-        # recorded as running, but no process holds the loop: it was killed or interrupted
+    if interrupted:
         doc["loop"]["status"] = "interrupted"
     return doc
+
+
+def _last_instant(records: Sequence[Record]) -> Instant:
+    last = records[-1]
+    return Instant(parse_utc(last.ts), last.mono, last.boot)
 
 
 def _last_verdict(root: Path) -> Any:

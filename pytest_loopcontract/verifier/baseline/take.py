@@ -11,6 +11,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from shlex import quote
 from typing import TYPE_CHECKING, Any
 
 from pytest_loopcontract.contract.model import Contract, parse_contract
@@ -63,6 +64,7 @@ from pytest_loopcontract.workspace import (
 
 if TYPE_CHECKING:
     from pytest_loopcontract.verifier.runner import PytestRun, RunSetup
+    from pytest_loopcontract.verifier.testenv import TestEnv
 
 __all__ = ["BaselineRefused", "take_baseline"]
 
@@ -175,6 +177,22 @@ def _run_base(
     return _BaseRuns(first, again, repeats, written)
 
 
+def _require_coverage(contract: Contract, testenv: TestEnv, python_option: str | None) -> None:
+    """Refuse up front when coverage gates need coverage.py where the tests run and it is not
+    there: every verify would otherwise end with no test run and every test missing."""
+    gates = contract.coverage_run_gates()
+    if gates and testenv.missing_modules(["coverage"]):
+        names = ", ".join(gate.id for gate in gates)
+        again = "loop-contract baseline" + (
+            f" --python {quote(python_option)}" if python_option else ""
+        )
+        raise BaselineRefused(
+            f"the measured gates {names} need coverage.py in the test interpreter "
+            f"{testenv.python}, which cannot import it. Install it there and take the "
+            f"baseline again:\n  {quote(testenv.python)} -m pip install coverage\n  {again}"
+        )
+
+
 def _usable_results(runs: _BaseRuns, python: str) -> RunResults:
     """The baseline run's results, or a refusal when any run broke or measured another copy."""
     for number, broken in enumerate([runs.run, *runs.repeats], start=1):
@@ -268,6 +286,7 @@ def take_baseline(
         setup = prepare_run(root, contract, python=python)
     except SandboxUnavailable as exc:
         raise BaselineRefused(str(exc)) from None
+    _require_coverage(contract, setup.testenv, python)
     included = pin_untracked(root, contract.pytest.include_untracked)
     runs = _run_base(root, base, setup, included, hidden)
     phases.phase("recording the baseline")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,11 +30,17 @@ from pytest_loopcontract.verifier.sensors.common import (
     source_str,
 )
 from pytest_loopcontract.verifier.sensors.protocol import SensorContext, Unavailable
+from pytest_loopcontract.workspace import scratch_folder
 
 __all__ = ["CoverageReport", "FileLines", "load_coverage_report"]
 
 _COVERAGE_TIMEOUT = 300.0
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# The verifier's own plugin, copied beside the run (``runner.INNER_NAME``): a project whose
+# coverage settings name no ``source`` has it measured too, and its copy is gone by the time
+# the report is made, so it is left out of the report on top of the project's own ``omit``.
+INNER_OMIT = "*/_loopcontract_inner/*"
 
 # Run by ``python -I -c`` in the work directory: argv[1] is the data file, argv[2] the JSON
 # report to write. Exit code _NO_DATA_EXIT means coverage.py found nothing to report.
@@ -46,6 +51,8 @@ import coverage
 from coverage.exceptions import NoDataError
 try:
     cov = coverage.Coverage(data_file=sys.argv[1], config_file=True)
+    omit = cov.get_option("report:omit") or []
+    cov.set_option("report:omit", [*omit, {INNER_OMIT!r}])
     cov.load()
     cov.json_report(outfile=sys.argv[2])
 except NoDataError:
@@ -102,7 +109,7 @@ def _json_report_from_data(data_file: Path, origin: str, ctx: SensorContext) -> 
 
     coverage.py reads a copy: opening a database without its schema would add the schema.
     """
-    with tempfile.TemporaryDirectory(prefix="loopcontract-coverage-") as scratch:
+    with scratch_folder("loopcontract-coverage-") as scratch:
         data_copy = Path(scratch) / "coverage.data"
         shutil.copyfile(data_file, data_copy)
         report = Path(scratch) / "coverage.json"
