@@ -9,6 +9,7 @@ git or an agent CLI calls on every push or tool use should load only what it nee
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable, Sequence
 
 from pytest_loopcontract.cli.error_handler import run_command
@@ -40,30 +41,42 @@ def _run_check(a: Namespace) -> int:
     return check(a.contract, as_json=a.json)
 
 
+def _stoppable(command: Callable[[Namespace], int]) -> Callable[[Namespace], int]:
+    """Ctrl-C and SIGTERM (a CI cancel, ``timeout``) stop a command that runs the suite at
+    once: the sandbox ends and the scratch folders go before the exit (130 / 143). Taken
+    before the command's imports, which are most of a short run's time."""
+
+    @functools.wraps(command)
+    def stoppable(a: Namespace) -> int:
+        from pytest_loopcontract.processes import stopping_on_signals
+
+        with stopping_on_signals():
+            return command(a)
+
+    return stoppable
+
+
+@_stoppable
 def _run_baseline(a: Namespace) -> int:
     from pytest_loopcontract.cli.commands.baseline import baseline
 
     return baseline(a.contract, base=a.base, python=a.python, as_json=a.json, quiet=a.quiet)
 
 
+@_stoppable
 def _run_verify(a: Namespace) -> int:
-    from pytest_loopcontract.processes import stopping_on_signals
+    from pytest_loopcontract.cli.commands.verify import verify
 
-    # Ctrl-C and SIGTERM (a CI cancel, ``timeout``) stop the run at once: the sandbox ends and
-    # the scratch folders go before the exit (130 / 143). Taken before the verifier's imports.
-    with stopping_on_signals():
-        from pytest_loopcontract.cli.commands.verify import verify
-
-        return verify(
-            candidate=a.candidate,
-            verdict=a.verdict,
-            keep_scratch=a.keep_scratch,
-            python=a.python,
-            as_json=a.json,
-            junit_xml=a.junit_xml,
-            sarif=a.sarif,
-            quiet=a.quiet,
-        )
+    return verify(
+        candidate=a.candidate,
+        verdict=a.verdict,
+        keep_scratch=a.keep_scratch,
+        python=a.python,
+        as_json=a.json,
+        junit_xml=a.junit_xml,
+        sarif=a.sarif,
+        quiet=a.quiet,
+    )
 
 
 def _run_loop(a: Namespace) -> int:
