@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +191,16 @@ def process_gone(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return True
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def wait_until(check: Callable[[], bool], seconds: float = 10.0) -> bool:
+    """Whether ``check`` came true within ``seconds`` (asked every 50 ms)."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def processes_with(token: str) -> list[int]:

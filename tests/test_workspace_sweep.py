@@ -12,12 +12,13 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pytest_loopcontract.workspace import SCRATCH_KINDS, make_scratch, sweep_scratch
+from testing.verifier_project import wait_until
 
 OWNER = """\
 import sys
@@ -27,15 +28,6 @@ path = make_scratch(keep=sys.argv[1] == "keep")
 print(path, flush=True)
 sys.stdin.read()  # owns the folder until its stdin closes
 """
-
-
-def wait_until(check: Callable[[], bool], seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def dead_pid() -> int:

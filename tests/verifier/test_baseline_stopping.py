@@ -14,13 +14,12 @@ import secrets
 import signal
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pytest_loopcontract.statedir import StateDir
-from testing.verifier_project import PY, make_repo, processes_with
+from testing.verifier_project import PY, make_repo, processes_with, wait_until
 
 HANGING_CORE = (
     "import subprocess\nimport sys\nimport time\n\n\n"
@@ -31,15 +30,6 @@ HANGING_CORE = (
     "    time.sleep(600)\n"
     "    return x * 3\n"
 )
-
-
-def wait_until(check: Callable[[], bool], seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 @pytest.mark.parametrize(

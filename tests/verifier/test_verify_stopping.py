@@ -17,14 +17,14 @@ import secrets
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from pytest_loopcontract.statedir import StateDir
-from testing.verifier_project import FIXED, PY, cli, make_repo, processes_with
+from testing.verifier_project import FIXED, PY, cli, make_repo, processes_with, wait_until
 
 STOP_WITHIN = 10.0  # seconds from the signal to the exit; it takes well under one
 SLOW_TEST = 600  # the candidate's test sleeps this long: a run that is not stopped never ends
@@ -42,15 +42,6 @@ SLOW_CORE = (
 # ``cmd &`` in a non-interactive shell starts ``cmd`` with SIGINT ignored, and Python keeps an
 # inherited SIG_IGN: that is how the issue saw Ctrl-C ignored. ``trap "" INT`` does the same.
 SIGINT_IGNORED = ("sh", "-c", 'trap "" INT; exec "$@"', "sh")
-
-
-def wait_until(check: Callable[[], bool], seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def group_gone(pgid: int) -> bool:
