@@ -6,10 +6,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +217,16 @@ def processes_with(token: str) -> list[int]:
             ):
                 found.append(int(entry.name))
     return found
+
+
+def kill_launched(launched: Sequence[subprocess.Popen[str]], token: str) -> None:
+    """Kill what a stopping test left running: each launcher's session still alive, and every
+    process whose command line carries ``token`` (the candidate's, inside a sandbox)."""
+    for proc in launched:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    for pid in processes_with(token):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)

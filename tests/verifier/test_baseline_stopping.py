@@ -8,7 +8,6 @@ its marker (written outside the sandbox) and then signals the launcher."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import signal
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from pytest_loopcontract.statedir import StateDir
-from testing.verifier_project import PY, make_repo, processes_with, wait_until
+from testing.verifier_project import PY, kill_launched, make_repo, processes_with, wait_until
 
 HANGING_CORE = (
     "import subprocess\nimport sys\nimport time\n\n\n"
@@ -78,10 +77,4 @@ def test_a_hanging_baseline_stops_at_once_and_leaves_nothing(
         assert wait_until(lambda: processes_with(token) == [], 5), "the sandbox lives on"
         assert not StateDir.of(repo).baseline.exists()
     finally:
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-        for pid in processes_with(token):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        kill_launched([proc], token)

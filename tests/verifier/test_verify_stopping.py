@@ -11,7 +11,6 @@ so the folders can be counted.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import signal
@@ -24,7 +23,15 @@ from pathlib import Path
 import pytest
 
 from pytest_loopcontract.statedir import StateDir
-from testing.verifier_project import FIXED, PY, cli, make_repo, processes_with, wait_until
+from testing.verifier_project import (
+    FIXED,
+    PY,
+    cli,
+    kill_launched,
+    make_repo,
+    processes_with,
+    wait_until,
+)
 
 STOP_WITHIN = 10.0  # seconds from the signal to the exit; it takes well under one
 SLOW_TEST = 600  # the candidate's test sleeps this long: a run that is not stopped never ends
@@ -134,14 +141,7 @@ def slow(tmp_path: Path) -> Iterator[SlowVerify]:
     try:
         yield state
     finally:
-        for proc in state.launched:
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.communicate()
-        for pid in processes_with(token):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        kill_launched(state.launched, token)
 
 
 @pytest.mark.parametrize("prefix", [(), SIGINT_IGNORED], ids=["sigint-default", "sigint-ignored"])
