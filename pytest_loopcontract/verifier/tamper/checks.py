@@ -1,17 +1,16 @@
-"""The reward checks as ``verify`` runs them: static rules over the diff, vacuous-pass re-runs.
+"""The static reward checks as ``verify`` runs them: the rules over the diff.
 
-Two parts, each returning what the verdict needs and nothing else:
+:func:`static_checks` (before the run) applies the rules of :mod:`.rules` and
+:mod:`.literals` to the changed Python files the run will execute with the candidate's bytes,
+and returns what the verdict needs and nothing else. A ``tamper`` rule becomes a finding (exit
+25); an ``evidence`` rule becomes a checkpoint match that joins the file's clearance request
+(exit 24 until a person resolves it); a rule the pinned contract allows for the path produces
+nothing. A check record (``ran`` / ``skipped`` / ``timed_out`` / ``not_run``) goes to the
+verdict's ``tamper.checks``.
 
-- :func:`static_checks` (before the run): the rules of :mod:`.rules` and
-  :mod:`.literals` over the changed Python files the run will execute with the
-  candidate's bytes. A ``tamper`` rule becomes a finding (exit 25); an ``evidence`` rule
-  becomes a checkpoint match that joins the file's clearance request (exit 24 until a person
-  resolves it); a rule the pinned contract allows for the path produces nothing.
-- the vacuous-pass re-runs, in :mod:`.vacuous` (after the run, or beside it on a second core).
-
-Each also returns a check record (``ran`` / ``skipped`` / ``timed_out`` / ``not_run``) for the
-verdict's ``tamper.checks``. The launcher supplies how a tree is built and how pytest runs, so
-this module does not care whether that happens in a sandbox.
+The outcome checks (twins and canaries of the acceptance tests, run inside the main run) are
+:mod:`.twins`. The launcher supplies how a tree is built and how pytest runs, so this module
+does not care whether that happens in a sandbox.
 """
 
 from __future__ import annotations
