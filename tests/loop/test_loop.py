@@ -418,11 +418,14 @@ def test_kill_9_mid_turn_then_resume_finishes(
     status = run_cli(repo, "status", "--json").json()
     assert status["loop"]["status"] == "interrupted"  # recorded running, nobody holds the lock
     assert status["loop"]["lock_holder"] is None
-    # a killed loop's clock stands at the last thing it recorded, however much later it is read
+    # a killed loop's clock stands at the last thing it recorded, however much later it is
+    # read, and a person's record written after the kill does not move it
     written = History(repo / STATE).read().records
     start, last = next(r for r in written if r.kind == "loop_started"), written[-1]
     assert start.mono is not None and last.mono is not None
     time.sleep(max(0.0, 2.0 - (time.monotonic() - last.mono)))
+    History(repo / STATE).append("paused", {"by": "someone", "reason": None})
+    History(repo / STATE).append("unpaused", {"by": "someone"})
     later = run_cli(repo, "status", "--json").json()
     assert later["budget"]["minutes"]["used"] == round((last.mono - start.mono) / 60, 2)
 

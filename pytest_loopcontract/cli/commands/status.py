@@ -47,7 +47,7 @@ def collect_status(root: Path) -> dict[str, Any]:
     interrupted = state["loop"].get("status") == "running" and holder is None
     # A stopped run's time is its start to its stop record, a killed one's to the last thing
     # it recorded: reading either later adds nothing.
-    until = _last_instant(read.records) if interrupted and read.records else now
+    until = (_last_run_instant(read.records) if interrupted else None) or now
     minutes = run_elapsed_seconds(state, until) / 60
     waiting = any(cp.get("status") == "pending" for cp in state["checkpoints"].values())
     by = person_name(root) if waiting else ""  # the name the resolve commands carry
@@ -59,9 +59,18 @@ def collect_status(root: Path) -> dict[str, Any]:
     return doc
 
 
-def _last_instant(records: Sequence[Record]) -> Instant:
-    last = records[-1]
-    return Instant(parse_utc(last.ts), last.mono, last.boot)
+# What a running loop writes itself; a person's records (a resolved checkpoint, a pause) may
+# come hours after the loop was killed and say nothing of how long it ran.
+_RUN_KINDS = frozenset({
+    "loop_started", "resumed", "iteration", "budget_tripped", "agent_error", "item_claimed",
+    "spend", "checkpoint_raised", "checkpoint_withdrawn",
+})  # fmt: skip
+
+
+def _last_run_instant(records: Sequence[Record]) -> Instant | None:
+    """When the loop last wrote anything itself (None before it wrote anything)."""
+    last = next((r for r in reversed(records) if r.kind in _RUN_KINDS), None)
+    return None if last is None else Instant(parse_utc(last.ts), last.mono, last.boot)
 
 
 def _last_verdict(root: Path) -> Any:
