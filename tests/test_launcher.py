@@ -211,6 +211,43 @@ def test_run_error_mapping(
     assert [e.code for e in errors] == [code]
 
 
+def test_a_run_under_coverage_without_coverage_says_how_to_install_it(tmp_path: Path) -> None:
+    """coverage.py gone from the test interpreter since the baseline: the coverage gates' run
+    never starts, and the reason ends with the command that puts it back."""
+    from pytest_loopcontract.verifier.testenv import probe_test_env
+
+    bare = tmp_path / "bare venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    testenv = probe_test_env(str(bare / "bin" / "python"))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "test_one.py").write_text("def test_one():\n    assert True\n", "utf-8")
+    run = run_pytest(
+        work,
+        nonce=secrets.token_hex(8),
+        autoload=False,
+        timeout=120,
+        coverage_data=tmp_path / "coverage.data",
+        testenv=testenv,
+    )
+
+    errors = run_errors(
+        run.exit_code,
+        run.timed_out,
+        run.results,
+        run.results_error,
+        run.output_tail,
+        120,
+        coverage_python=testenv.python,
+    )
+
+    [error] = errors
+    assert error.code == "no_results"
+    assert error.message.endswith(
+        f"install it there ('{testenv.python}' -m pip install coverage) and verify again"
+    ), error.message
+
+
 def test_run_error_mapping_for_normal_runs() -> None:
     results = RunResults(nonce="n", tests=[TestRecord("t.py::a", "failed")])
     assert run_errors(1, False, results, "", "", 3) == []

@@ -8,6 +8,7 @@ Both are read off the run alone, compared with what the baseline run showed.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from shlex import quote
 
 from pytest_loopcontract.verdict import Finding, Reason
 from pytest_loopcontract.verifier.baseline.record import BaselineRecord
@@ -29,8 +30,10 @@ def run_errors(
     results_error: str,
     tail: str,
     timeout: float,
+    coverage_python: str | None = None,
 ) -> list[Reason]:
-    """The ``error`` reasons behind a run that did not end normally (none when it did)."""
+    """The ``error`` reasons behind a run that did not end normally (none when it did).
+    ``coverage_python``: the interpreter the run started under ``python -m coverage``."""
     if timed_out:
         return [Reason("timeout", f"the test run exceeded its {timeout:g}s timeout and was killed")]
     last = tail.strip().splitlines()[-3:]
@@ -44,7 +47,8 @@ def run_errors(
     if exit_code is not None and exit_code < 0:
         return [Reason("pytest_killed", f"pytest was killed by signal {-exit_code}{context}")]
     if results is None:
-        return [Reason("no_results", f"{results_error} (exit {exit_code}){context}")]
+        fix = _coverage_fix(coverage_python, tail)
+        return [Reason("no_results", f"{results_error} (exit {exit_code}){context}{fix}")]
     if exit_code == 5 or not results.tests:
         return [Reason("no_tests", "no tests ran" + _collection_errors(results))]
     if exit_code not in (0, 1):
@@ -66,6 +70,17 @@ def run_findings(run: PytestRun, baseline: BaselineRecord, files: Iterable[str])
     origins = extra.get("module_origins") or {}
     findings += shadow_findings(run.results.module_origins, origins, files)
     return findings
+
+
+def _coverage_fix(python: str | None, tail: str) -> str:
+    """How to fix a run that never started because the contract's coverage gates need
+    coverage.py and the test interpreter has none (installed away since the baseline)."""
+    if python is None or "No module named coverage" not in tail:
+        return ""
+    return (
+        f"; the coverage gates run the tests under coverage.py, which {python} cannot import:"
+        f" install it there ({quote(python)} -m pip install coverage) and verify again"
+    )
 
 
 def _collection_errors(results: RunResults) -> str:

@@ -361,6 +361,7 @@ def _first_run(
         run.results_error,
         run.output_tail,
         contract.pytest.timeout,
+        coverage_python=setup.testenv.python if main.coverage_data else None,
     )
     if contract.tamper.twins_required and (missing := _not_cross_checked(record, plan)):
         errors.append(missing)
