@@ -373,12 +373,7 @@ def render_checklist(document: Mapping[str, Any]) -> list[str]:
             lines.append(f"  {kind} gate {gate['id']}: {mark} - {gate['message']}")
             named = failure_lines(document, gate_failures(gate))
             lines.extend(f"        {line}" for line in named)
-    for finding in document["tamper"]["findings"]:
-        allowed = " (allowed by contract)" if finding.get("allowed") else ""
-        where = finding.get("path", "")
-        if finding.get("line"):
-            where += f":{finding['line']}"
-        lines.append(f"  TAMPER {finding['code']}{allowed}: {finding['message']} {where}".rstrip())
+    lines.extend(_tamper_lines(document["tamper"]["findings"]))
     if document["verdict"] != "pass":
         lines.extend(
             f"  reason {r['code']}: {r['message']}"
@@ -386,6 +381,31 @@ def render_checklist(document: Mapping[str, Any]) -> list[str]:
             if r["code"] not in ("hard_gate_failed", "measured_gate_failed", "tamper_detected")
         )
     return [readable_ids(line) for line in lines]  # node ids as the text they are
+
+
+TAMPER_SHOWN = 3  # findings of one code named in the summary; the verdict holds them all
+
+
+def _tamper_lines(findings: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The findings grouped by code, in the order the codes first appear: the first
+    :data:`TAMPER_SHOWN` of each, then how many more (one twin finding per wrong expectation
+    would otherwise fill the screen)."""
+    by_code: dict[str, list[Mapping[str, Any]]] = {}
+    for finding in findings:
+        by_code.setdefault(str(finding["code"]), []).append(finding)
+    lines: list[str] = []
+    for code, group in by_code.items():
+        for finding in group[:TAMPER_SHOWN]:
+            allowed = " (allowed by contract)" if finding.get("allowed") else ""
+            where = finding.get("path", "")
+            if finding.get("line"):
+                where += f":{finding['line']}"
+            lines.append(f"  TAMPER {code}{allowed}: {finding['message']} {where}".rstrip())
+        if len(group) > TAMPER_SHOWN:
+            lines.append(
+                f"  TAMPER {code}: ... and {len(group) - TAMPER_SHOWN} more (verdict.json)"
+            )
+    return lines
 
 
 def gate_failures(gate: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -49,3 +49,36 @@ def test_a_malformed_verdict_reads_as_empty_not_as_a_traceback() -> None:
     assert view.failing_tests() == [] and view.dod_failing("a") == []
     assert view.failed_gates("hard") == [] and view.findings() == []
     assert view.reasons() == []
+
+
+def test_the_checklist_names_three_findings_of_a_code_and_counts_the_rest() -> None:
+    """Every wrong expectation's twin is a finding of its own: six for one test's three
+    assertions filled the screen, so the summary groups them by code and counts the rest."""
+    from pytest_loopcontract.verdict import TAMPER_SHOWN, render_checklist
+
+    twins = [
+        {"code": "twin_passed", "message": f"twin {n} passed", "path": "t.py", "line": 20 + n}
+        for n in range(6)
+    ]
+    patched = {"code": "runtime_patched", "message": "assertEqual replaced"}
+    document = {
+        "contract": {"id": "c"},
+        "trust": "isolated",
+        "verdict": "fail",
+        "exit_code": 25,
+        "dod": [],
+        "gates": {"hard": [], "measured": []},
+        "tamper": {"findings": [twins[0], patched, *twins[1:]]},
+        "reasons": [],
+    }
+
+    tamper = [line for line in render_checklist(document) if "TAMPER" in line]
+
+    assert TAMPER_SHOWN == 3
+    assert tamper == [
+        "  TAMPER twin_passed: twin 0 passed t.py:20",
+        "  TAMPER twin_passed: twin 1 passed t.py:21",
+        "  TAMPER twin_passed: twin 2 passed t.py:22",
+        "  TAMPER twin_passed: ... and 3 more (verdict.json)",
+        "  TAMPER runtime_patched: assertEqual replaced",
+    ]
