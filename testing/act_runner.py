@@ -11,6 +11,7 @@ act missing: skipped, unless ``LOOP_CONTRACT_REQUIRE_TOOLS=1`` (CI), then a fail
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
@@ -38,6 +39,7 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parent.parent
 STAND_INS = ROOT / "testing" / "act_support"
+DISTRIBUTION = "pytest-loopcontract"
 # owner/repo[/sub/path]@sha: act maps the repository; the stand-in folder holds the sub-path
 # (github/codeql-action/upload-sarif in the publish workflow).
 REMOTE_USES = re.compile(r"uses:\s*([\w.-]+/([\w.-]+))((?:/[\w.-]+)*)@([0-9a-f]{40})")
@@ -83,11 +85,28 @@ def store_artifacts(gh: Any, artifact_dir: Path, run_id: int) -> list[str]:
     return stored
 
 
+def dependency_requirements() -> list[str]:
+    """The package's requirements with its ``github`` extra's, as its installed metadata (this
+    checkout, installed editable) states them.
+
+    Named one by one so that pip never builds the package itself: a build runs in the
+    checkout's own ``build/`` folder, and two xdist workers building at once broke each
+    other's ("Directory not empty")."""
+    found = []
+    for requirement in importlib.metadata.requires(DISTRIBUTION) or []:
+        spec, _, marker = requirement.partition(";")
+        extra = marker.replace(" ", "").replace("'", '"')
+        if "extra==" not in extra:
+            found.append(requirement)
+        elif extra == 'extra=="github"':
+            found.append(spec.strip())
+    return found
+
+
 def wheelhouse(dest: Path) -> Path:
     """Wheels of the package's dependencies (the ``github`` extra included) and of its build
     backend, made by pip as the machine's pip is configured; the act jobs then install with
-    ``PIP_NO_INDEX=1``. The package's own wheel is removed: the jobs build it from their
-    checkout."""
+    ``PIP_NO_INDEX=1`` and build the package itself from their checkout."""
     proc = subprocess.run(
         [
             sys.executable,
@@ -97,7 +116,7 @@ def wheelhouse(dest: Path) -> Path:
             "-q",
             "-w",
             str(dest),
-            f"{ROOT}[github]",
+            *dependency_requirements(),
             "setuptools",
             "-c",
             str(ROOT / "action" / "constraints.txt"),
@@ -108,8 +127,6 @@ def wheelhouse(dest: Path) -> Path:
     )
     if proc.returncode != 0:
         require_tool(f"pip could not fill the wheelhouse:\n{proc.stderr[-2000:]}")
-    for built in dest.glob("pytest_loopcontract-*.whl"):
-        built.unlink()
     return dest
 
 
