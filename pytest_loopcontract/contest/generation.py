@@ -59,7 +59,7 @@ def generate(
         cf.ThreadPoolExecutor(max_workers=state.parallel) as pool,
     ):
         futures = [
-            pool.submit(_generate_one, state, state.candidates[name], attempt, prompt, Path(tmp))
+            pool.submit(_generate_one, state, state.candidates[name], attempt, prompt, tmp)
             for name, prompt in prompts.items()
         ]
         for future in futures:

@@ -154,7 +154,7 @@ def _asker(
             run = run_seat(
                 judge,
                 "judge",
-                cwd=Path(cwd),
+                cwd=cwd,
                 values={"packet_file": str(packet_file)},
                 report_file=private / f"report-{calls}.json",
                 confinement=box,

@@ -134,8 +134,7 @@ def probe_seat(
 ) -> ProbeResult:
     """Run one probe of ``seat`` (see the module docstring) and record it in ``ledger``."""
     test = _chosen_test(contract)
-    with scratch_folder("loopcontract-probe-") as tmp:
-        scratch = Path(tmp)
+    with scratch_folder("loopcontract-probe-") as scratch:
         checkout = add_checkout(root, contract_id=contract.id, seat=seat.name,
                                 base_commit=base_commit, parent=scratch / "seats")  # fmt: skip
         try:

@@ -295,7 +295,7 @@ def capture_candidate(root: Path, worktree: Worktree, *, message: str) -> Captur
     else:
         own_git_dir = _check_worktree(root, worktree, common)
     with scratch_folder("loopcontract-capture-") as tmp:
-        index = Path(tmp) / "index"
+        index = tmp / "index"
         env = {
             "GIT_DIR": str(common),
             "GIT_WORK_TREE": str(worktree.path),

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pytest_loopcontract.checkpoints.model import Match
@@ -130,14 +129,14 @@ def run_review(
 
     def ask(packet: str) -> tuple[str | None, str]:
         with scratch_folder("loopcontract-review-") as folder:
-            packet_file = Path(folder, "packet.md")
+            packet_file = folder / "packet.md"
             packet_file.write_text(packet, "utf-8")
             run = run_seat(
                 seat,
                 "judge",
-                cwd=Path(folder),
+                cwd=folder,
                 values={"packet_file": str(packet_file)},
-                report_file=Path(folder, "report.json"),
+                report_file=folder / "report.json",
             )
         reply = run.reply if run.reply is not None else run.stdout_text
         return (reply, "") if run.status == "ok" else (None, f"{run.status}: {run.reason}")

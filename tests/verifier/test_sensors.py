@@ -989,3 +989,12 @@ def test_coverage_gates_are_measured_when_the_project_names_no_coverage_source(
     assert by_id["changed-lines-covered"]["status"] == "pass", by_id["changed-lines-covered"]
     assert "No source" not in result.stdout + result.stderr
     assert result.returncode == 0, result.stdout
+
+
+def test_the_report_leaves_out_the_folder_the_plugin_is_copied_to() -> None:
+    """The omit pattern is written out (the sensors load without the runner), so it must
+    follow the name the runner copies the plugin under."""
+    from pytest_loopcontract.verifier.runner import INNER_NAME
+    from pytest_loopcontract.verifier.sensors.coverage_report import INNER_OMIT
+
+    assert f"*/{INNER_NAME}/*" == INNER_OMIT

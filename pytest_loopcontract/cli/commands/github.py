@@ -125,7 +125,7 @@ def _publish(
             repo,
             contract=contract,
             artifacts=artifacts,
-            workdir=Path(work),
+            workdir=work,
             bot_login=env.bot_login,
             run_id=env.run_id,
             run=run,

@@ -11,7 +11,6 @@ from typing import Any
 from pytest_loopcontract.checkpoints.clearance import person_name
 from pytest_loopcontract.cli.output import print_json
 from pytest_loopcontract.cli.repo import adopted_contract, loop_history, repo_root
-from pytest_loopcontract.fsio import parse_utc
 from pytest_loopcontract.history.records import Instant, Record
 from pytest_loopcontract.loop.budget import now_instant, run_elapsed_seconds
 from pytest_loopcontract.loop.lock import lock_holder
@@ -70,7 +69,7 @@ _RUN_KINDS = frozenset({
 def _last_run_instant(records: Sequence[Record]) -> Instant | None:
     """When the loop last wrote anything itself (None before it wrote anything)."""
     last = next((r for r in reversed(records) if r.kind in _RUN_KINDS), None)
-    return None if last is None else Instant(parse_utc(last.ts), last.mono, last.boot)
+    return None if last is None else last.instant()
 
 
 def _last_verdict(root: Path) -> Any:

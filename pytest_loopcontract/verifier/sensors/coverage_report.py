@@ -110,9 +110,9 @@ def _json_report_from_data(data_file: Path, origin: str, ctx: SensorContext) -> 
     coverage.py reads a copy: opening a database without its schema would add the schema.
     """
     with scratch_folder("loopcontract-coverage-") as scratch:
-        data_copy = Path(scratch) / "coverage.data"
+        data_copy = scratch / "coverage.data"
         shutil.copyfile(data_file, data_copy)
-        report = Path(scratch) / "coverage.json"
+        report = scratch / "coverage.json"
         done = run_capped(
             [sys.executable, "-I", "-c", _COVERAGE_PROBE, str(data_copy), str(report)],
             cwd=ctx.workdir,
